@@ -1,0 +1,29 @@
+import Foundation
+
+/// Where Coffer keeps its files when you do not say otherwise.
+public enum DataDirectory {
+    /// `$XDG_DATA_HOME/coffer` when `XDG_DATA_HOME` is set to an absolute path, else
+    /// `~/.local/share/coffer` (the XDG Base Directory default).
+    public static var `default`: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("coffer", isDirectory: true)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true)
+            .appendingPathComponent(".local/share/coffer", isDirectory: true)
+    }
+}
+
+/// Checks that a name can be a file of its own inside a storage directory.
+enum FileName {
+    static func validate(_ name: String) -> StorageError? {
+        func invalid(_ reason: String) -> StorageError { .invalidName(name, reason: reason) }
+        if name.isEmpty { return invalid("it is empty") }
+        if name.contains("/") { return invalid("it contains '/'; pass the folder as `directory` instead") }
+        if name.contains("\0") { return invalid("it contains a NUL character") }
+        if name.hasPrefix(".") { return invalid("it starts with '.', which Coffer keeps for its lock and temporary files") }
+        if name.utf8.count > 200 { return invalid("it is longer than 200 bytes") }
+        return nil
+    }
+}

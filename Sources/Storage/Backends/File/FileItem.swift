@@ -1,0 +1,90 @@
+import Foundation
+
+/// The storage behind ``FileStorage`` and ``EncryptedFileStorage``: one value in one
+/// ``DurableFile``, as JSON, optionally bound to its file name and sealed.
+struct FileItem<T: Codable & Sendable>: Storage {
+    /// How the JSON is protected on disk.
+    enum Protection: Sendable {
+        case plain
+        case sealed(any Encryptor)
+    }
+
+    let file: DurableFile
+    let name: String
+    let protection: Protection
+
+    init(directory: URL, fileName: String, protection: Protection) {
+        self.file = DurableFile(url: directory.appendingPathComponent(fileName))
+        self.name = fileName
+        self.protection = protection
+    }
+
+    func save(item: T) async throws {
+        try checkName()
+        var data = try ValueCoding.encode(item)
+        if case .sealed(let encryptor) = protection {
+            data = try await encryptor.encrypt(data: IdentityBinding.wrap(data, identity: name))
+        }
+        try file.write(data)
+    }
+
+    func get() async throws -> T? {
+        try checkName()
+        guard var data = try file.read() else { return nil }
+        if case .sealed(let encryptor) = protection {
+            do {
+                data = try await encryptor.decrypt(data: data)
+            } catch {
+                throw StorageError.decryptionFailed(location: file.path, cause: error)
+            }
+            data = try IdentityBinding.unwrap(data, identity: name, location: file.path)
+        }
+        return try ValueCoding.decode(T.self, from: data, location: file.path)
+    }
+
+    func delete() async throws {
+        try checkName()
+        try file.remove()
+    }
+
+    private func checkName() throws(StorageError) {
+        if let error = FileName.validate(name) { throw error }
+    }
+}
+
+/// JSON encoding of stored values, with errors that never quote the data.
+enum ValueCoding {
+    static func encode<T: Encodable>(_ value: T) throws(StorageError) -> Data {
+        do {
+            return try JSONEncoder().encode(value)
+        } catch {
+            throw .encodingFailed(type: String(describing: T.self), reason: summary(of: error))
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, location: String) throws(StorageError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw .corrupted(location: location, reason: "not a valid \(T.self): \(summary(of: error))")
+        }
+    }
+
+    /// What went wrong, by coding path and kind only: the error's own text can quote the data.
+    static func summary(of error: any Error) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return keys.isEmpty ? "at the top level" : "at '\(keys)'"
+        }
+        switch error {
+        case DecodingError.typeMismatch(let type, let context): return "expected \(type) \(path(context))"
+        case DecodingError.valueNotFound(let type, let context): return "missing \(type) value \(path(context))"
+        case DecodingError.keyNotFound(let key, let context): return "missing key '\(key.stringValue)' \(path(context))"
+        case DecodingError.dataCorrupted(let context): return "malformed JSON \(path(context))"
+        case EncodingError.invalidValue(_, let context):
+            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "a value cannot be encoded" + (keys.isEmpty ? "" : " at '\(keys)'")
+        default: return String(describing: type(of: error))
+        }
+    }
+}

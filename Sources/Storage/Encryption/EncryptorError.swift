@@ -1,0 +1,59 @@
+import Foundation
+
+/// Why sealing or opening data failed.
+public enum EncryptorError: Error, Sendable {
+    /// Sealing failed; `cause` says why (for example the key store could not be reached).
+    case failedToEncrypt(cause: any Error)
+    /// Opening failed; `cause` says why. No bytes are returned when this is thrown.
+    case failedToDecrypt(cause: any Error)
+}
+
+/// The specific reasons behind an ``EncryptorError``.
+public enum EnvelopeError: Error, Sendable, Equatable {
+    /// The data is shorter than the smallest possible envelope.
+    case truncated(length: Int)
+    /// The data does not start with Coffer's envelope magic: it is not a sealed envelope.
+    case notAnEnvelope
+    /// The envelope was written by a newer format version than this build understands.
+    case unsupportedVersion(UInt8)
+    /// The envelope names a key id the key store does not hold.
+    case unknownKey(alias: String, keyID: UInt32)
+    /// The authentication tag did not verify: wrong key, or the data was changed.
+    case authenticationFailed
+}
+
+extension EncryptorError: LocalizedError {
+    public var errorDescription: String? {
+        switch self {
+        case .failedToEncrypt(let cause):
+            return "Could not encrypt the data: \(describe(cause))"
+        case .failedToDecrypt(let cause):
+            return "Could not decrypt the data: \(describe(cause))"
+        }
+    }
+
+    private func describe(_ error: any Error) -> String {
+        (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+    }
+}
+
+extension EncryptorError: CustomStringConvertible {
+    public var description: String { errorDescription ?? "EncryptorError" }
+}
+
+extension EnvelopeError: LocalizedError {
+    public var errorDescription: String? {
+        switch self {
+        case .truncated(let length):
+            return "the sealed data is \(length) bytes, too short to be an envelope; it was truncated or damaged"
+        case .notAnEnvelope:
+            return "the data is not a Coffer envelope (wrong magic bytes); it was damaged or written by something else"
+        case .unsupportedVersion(let version):
+            return "the envelope uses format version \(version), which this version of Coffer does not know; upgrade Coffer"
+        case let .unknownKey(alias, keyID):
+            return "the key store has no key \(keyID) for '\(alias)'; the key was deleted or the data comes from another key store"
+        case .authenticationFailed:
+            return "authentication failed: the data was changed, or it was sealed with a different key"
+        }
+    }
+}

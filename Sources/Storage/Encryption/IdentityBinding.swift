@@ -1,0 +1,49 @@
+import Foundation
+
+/// Ties a plaintext to the name it is stored under, before it is encrypted.
+///
+/// A keyed backend wraps the serialised value with its identity (a file name, a keyring account),
+/// seals the result, and after opening checks that the identity is the one it is reading. A sealed
+/// file copied over another item's file therefore fails with
+/// ``StorageError/identityMismatch(location:expected:found:)`` instead of returning another
+/// item's data, even though both were sealed with the same key.
+///
+/// Layout: ASCII `CFB` + version byte `1`, identity length (big-endian UInt16), identity (UTF-8),
+/// payload.
+public enum IdentityBinding {
+    static let magic: [UInt8] = Array("CFB".utf8) + [1]
+
+    /// Wraps `payload` with `identity`.
+    public static func wrap(_ payload: Data, identity: String) throws(StorageError) -> Data {
+        let name = Data(identity.utf8)
+        guard name.count <= Int(UInt16.max) else {
+            throw .invalidName(String(identity.prefix(64)) + "…", reason: "it is longer than 65535 bytes")
+        }
+        var data = Data(magic)
+        data.append(UInt8(name.count >> 8))
+        data.append(UInt8(name.count & 0xFF))
+        data.append(name)
+        data.append(payload)
+        return data
+    }
+
+    /// Returns the payload of `data` after checking that it was wrapped with `identity`.
+    ///
+    /// - Parameter location: Where the data came from, for error messages.
+    public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
+        let data = Data(data)
+        let headerSize = magic.count + 2
+        guard data.count >= headerSize, Array(data.prefix(magic.count)) == magic else {
+            throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
+        }
+        let length = Int(data[magic.count]) << 8 | Int(data[magic.count + 1])
+        guard data.count >= headerSize + length else {
+            throw .corrupted(location: location, reason: "the identity binding is truncated")
+        }
+        let found = String(decoding: data[headerSize..<(headerSize + length)], as: UTF8.self)
+        guard found == identity else {
+            throw .identityMismatch(location: location, expected: identity, found: found)
+        }
+        return data[(headerSize + length)...]
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// A key store that keeps each alias's keys in a file of its own, for machines with no OS keyring.
+///
+/// Each alias is one file, `<directory>/<alias>.key`, mode 0600, in a directory created 0700.
+/// Files are replaced atomically and durably, and creating or rotating keys holds an exclusive
+/// `flock`, so several processes sharing the directory agree on the keys.
+///
+/// The key material is protected only by the file permissions: anyone who can read the file as
+/// you (or as root) can read the keys. Prefer the OS keyring where there is one.
+public struct FileKeyStore: KeyStore {
+    /// The directory that holds the key files.
+    public let directory: URL
+
+    /// Creates a key store in `directory`. The directory is created (0700) when the first key is.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// A key store in Coffer's default data directory, under `keys/`.
+    public static var `default`: FileKeyStore {
+        FileKeyStore(directory: DataDirectory.default.appendingPathComponent("keys", isDirectory: true))
+    }
+
+    public func primaryKey(for alias: String) async throws -> VersionedKey? {
+        try read(alias)?.primary
+    }
+
+    public func key(for alias: String, id: UInt32) async throws -> VersionedKey? {
+        try read(alias)?.key(id: id)
+    }
+
+    @discardableResult
+    public func createKey(for alias: String) async throws -> VersionedKey {
+        try modify(alias) { ring in
+            if let ring { return (nil, ring.primary) }
+            let fresh = KeyRing.fresh()
+            return (fresh, fresh.primary)
+        }
+    }
+
+    @discardableResult
+    public func rotateKey(for alias: String) async throws -> VersionedKey {
+        try modify(alias) { ring in
+            guard var ring else {
+                let fresh = KeyRing.fresh()
+                return (fresh, fresh.primary)
+            }
+            let key = ring.rotate()
+            return (ring, key)
+        }
+    }
+
+    public func deleteKeys(for alias: String) async throws {
+        let file = try file(for: alias)
+        do {
+            try file.remove()
+        } catch {
+            throw KeyStoreError.storageFailed(alias: alias, cause: error)
+        }
+    }
+
+    /// The file that holds `alias`'s keys.
+    public func fileURL(for alias: String) throws -> URL {
+        try file(for: alias).url
+    }
+
+    // MARK: - Private
+
+    private func file(for alias: String) throws(KeyStoreError) -> DurableFile {
+        guard !alias.isEmpty else { throw .invalidAlias(alias, reason: "it is empty") }
+        return DurableFile(url: directory.appendingPathComponent(Self.fileName(for: alias)))
+    }
+
+    /// A file name that stands for `alias` and only for it: letters, digits, `_`, `-` and
+    /// non-leading `.` are kept, every other byte is written as `%XX`.
+    static func fileName(for alias: String) -> String {
+        var name = ""
+        for (index, byte) in alias.utf8.enumerated() {
+            let character = Character(Unicode.Scalar(byte))
+            let plain = byte < 0x80 && (character.isLetter || character.isNumber || character == "_" || character == "-"
+                || (character == "." && index > 0))
+            name += plain ? String(character) : String(format: "%%%02X", byte)
+        }
+        return name + ".key"
+    }
+
+    private func read(_ alias: String) throws -> KeyRing? {
+        let file = try file(for: alias)
+        let data: Data?
+        do {
+            data = try file.read()
+        } catch {
+            throw KeyStoreError.storageFailed(alias: alias, cause: error)
+        }
+        return try data.map { try decode($0, alias: alias, file: file) }
+    }
+
+    private func modify(
+        _ alias: String, _ change: (KeyRing?) throws -> (KeyRing?, VersionedKey)
+    ) throws -> VersionedKey {
+        let file = try file(for: alias)
+        do {
+            return try file.update { data in
+                let ring = try data.map { try decode($0, alias: alias, file: file) }
+                let (newRing, key) = try change(ring)
+                return (newRing?.serialized(), key)
+            }
+        } catch let error as KeyStoreError {
+            throw error
+        } catch {
+            throw KeyStoreError.storageFailed(alias: alias, cause: error)
+        }
+    }
+
+    private func decode(_ data: Data, alias: String, file: DurableFile) throws(KeyStoreError) -> KeyRing {
+        do {
+            return try KeyRing(serialized: data)
+        } catch {
+            throw .corrupted(alias: alias, location: file.path, reason: error.reason)
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Logging
+
+/// Wraps a ``Storage`` to serialise its calls and to keep a memory copy as a ``CacheStrategy``
+/// says.
+///
+/// Every operation, including its call into the wrapped storage, runs while one per-instance lock
+/// is held, so concurrent `save`, `get` and `delete` calls on the same instance never interleave
+/// halfway. The built-in backends (``MemoryStorage``, ``FileStorage``, ``EncryptedFileStorage``)
+/// are subclasses; so can yours be:
+///
+/// ```swift
+/// public class CustomStorageDelegate<T: Codable & Sendable>: StorageDelegate<T> {
+///     public init(cacheable: Bool = false) {
+///         super.init(delegate: CustomStorage<T>(), cacheable: cacheable)
+///     }
+/// }
+/// ```
+///
+/// Subclasses that override an operation should call `super`; an override must not call another
+/// operation of the same instance from inside it, because the lock is not re-entrant.
+open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable {
+    // @unchecked Sendable: the only mutable state is `memory`, and it is read and written only
+    // while `lock` is held (see `withLock`). Everything else is immutable.
+
+    /// The storage this delegate forwards to.
+    public let delegate: any Storage<T>
+
+    /// How this instance keeps a memory copy.
+    public let cacheStrategy: CacheStrategy
+
+    /// Where warnings about absorbed failures go (``CacheStrategy/cacheOnFailure``). Values are
+    /// never logged.
+    public let logger: Logger
+
+    private let lock = AsyncLock()
+    private var memory = MemoryCopy<T>()
+
+    /// Creates a delegate the way the spec's iOS API does: `cacheable: true` means
+    /// ``CacheStrategy/cache``, `false` means ``CacheStrategy/noCache``.
+    public convenience init(delegate: any Storage<T>, cacheable: Bool = false) {
+        self.init(delegate: delegate, cacheStrategy: cacheable ? .cache : .noCache)
+    }
+
+    /// Creates a delegate with an explicit cache strategy.
+    ///
+    /// - Parameters:
+    ///   - delegate: The storage that does the work.
+    ///   - cacheStrategy: How to keep a memory copy.
+    ///   - logger: Receives warnings when a failure is absorbed. Defaults to `org.coffer.storage`.
+    public init(
+        delegate: any Storage<T>,
+        cacheStrategy: CacheStrategy,
+        logger: Logger = Logger(label: "org.coffer.storage")
+    ) {
+        self.delegate = delegate
+        self.cacheStrategy = cacheStrategy
+        self.logger = logger
+    }
+
+    /// Stores `item` through the wrapped storage, then updates the memory copy.
+    ///
+    /// With ``CacheStrategy/cacheOnFailure`` a failure is absorbed: the item is kept as a pending
+    /// write, a warning is logged, and the call returns normally.
+    open func save(item: T) async throws {
+        try await withLock {
+            do {
+                try await delegate.save(item: item)
+                memory.stored(item, strategy: cacheStrategy)
+            } catch {
+                guard cacheStrategy == .cacheOnFailure else { throw error }
+                memory.keepPending(item)
+                logger.warning(
+                    "Save failed; the item is kept in memory and will be written on the next operation",
+                    metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
+            }
+        }
+    }
+
+    /// Returns the stored value, from memory when the strategy allows it.
+    open func get() async throws -> T? {
+        try await withLock {
+            if cacheStrategy == .cache, let known = memory.known {
+                return known
+            }
+            if cacheStrategy == .cacheOnFailure, let pending = memory.pending {
+                guard await retryPending(pending) else { return pending }
+            }
+            do {
+                let value = try await delegate.get()
+                memory.read(value, strategy: cacheStrategy)
+                return value
+            } catch {
+                guard cacheStrategy == .cacheOnFailure, let copy = memory.lastValue else { throw error }
+                logger.warning(
+                    "Read failed; returning the last value known in memory",
+                    metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
+                return copy
+            }
+        }
+    }
+
+    /// Deletes the stored value and forgets any memory copy and pending write.
+    open func delete() async throws {
+        try await withLock {
+            if cacheStrategy == .cacheOnFailure { memory.clear() }
+            try await delegate.delete()
+            memory.deleted(strategy: cacheStrategy)
+        }
+    }
+
+    /// Writes the pending item; returns whether it reached the storage.
+    private func retryPending(_ item: T) async -> Bool {
+        do {
+            try await delegate.save(item: item)
+            memory.stored(item, strategy: cacheStrategy)
+            return true
+        } catch {
+            logger.warning(
+                "Retrying a pending save failed; serving the pending item from memory",
+                metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
+            return false
+        }
+    }
+
+    private func withLock<R>(_ body: () async throws -> R) async rethrows -> R {
+        try await lock.withLock(body)
+    }
+}
+
+/// What a ``StorageDelegate`` remembers between calls.
+struct MemoryCopy<T> {
+    private enum Slot {
+        case unknown
+        case absent
+        case value(T)
+    }
+
+    private var slot = Slot.unknown
+    /// A save that failed under ``CacheStrategy/cacheOnFailure`` and waits to be retried.
+    private(set) var pending: T?
+
+    /// The remembered answer to `get()`, if one is known: `.some(nil)` means "known absent".
+    var known: T?? {
+        switch slot {
+        case .unknown: return nil
+        case .absent: return .some(nil)
+        case .value(let value): return .some(value)
+        }
+    }
+
+    /// The last value known to exist, if any.
+    var lastValue: T? {
+        if case .value(let value) = slot { return value }
+        return nil
+    }
+
+    mutating func stored(_ item: T, strategy: CacheStrategy) {
+        pending = nil
+        if strategy != .noCache { slot = .value(item) }
+    }
+
+    mutating func read(_ value: T?, strategy: CacheStrategy) {
+        guard strategy != .noCache else { return }
+        slot = value.map(Slot.value) ?? .absent
+    }
+
+    mutating func deleted(strategy: CacheStrategy) {
+        pending = nil
+        if strategy != .noCache { slot = .absent }
+    }
+
+    mutating func keepPending(_ item: T) {
+        pending = item
+        slot = .value(item)
+    }
+
+    mutating func clear() {
+        pending = nil
+        slot = .unknown
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Why a storage operation failed.
+///
+/// Messages name the file or item and say what to do; they never contain stored values.
+public enum StorageError: Error, Sendable {
+    /// The stored bytes at `location` cannot be read back as a value. The file is left exactly as
+    /// it was so that nothing is lost; move it aside or restore it from a backup.
+    case corrupted(location: String, reason: String)
+
+    /// The stored value was sealed for another item (`found`) than the one read (`expected`):
+    /// the file or keyring entry was copied or swapped. Nothing is returned.
+    case identityMismatch(location: String, expected: String, found: String)
+
+    /// The stored bytes at `location` could not be decrypted: they were changed, truncated, or
+    /// sealed with a key this key store does not hold. `cause` is the encryptor's error. The file
+    /// is left exactly as it was.
+    case decryptionFailed(location: String, cause: any Error)
+
+    /// A name given to a storage cannot be used (for example a file name with a `/`).
+    case invalidName(String, reason: String)
+
+    /// The value could not be turned into bytes before it was stored. Nothing was written.
+    case encodingFailed(type: String, reason: String)
+
+    /// A file-system call failed. `code` is the `errno` value.
+    case io(operation: String, path: String, code: Int32)
+}
+
+extension StorageError: LocalizedError {
+    public var errorDescription: String? {
+        switch self {
+        case let .corrupted(location, reason):
+            return "The stored data at \(location) is damaged or was not written by Coffer (\(reason)). "
+                + "It was left untouched: move it aside or restore it from a backup, then save again."
+        case let .identityMismatch(location, expected, found):
+            return "The data at \(location) belongs to '\(found)', not '\(expected)': it was copied or swapped. "
+                + "Restore the right file or delete this one."
+        case let .decryptionFailed(location, cause):
+            var reason = cause
+            if case .failedToDecrypt(let inner)? = cause as? EncryptorError { reason = inner }
+            let detail = (reason as? LocalizedError)?.errorDescription ?? String(describing: reason)
+            return "Could not decrypt \(location): \(detail). It was left untouched: restore the file or the key "
+                + "it was sealed with (for example after moving it from another machine), or delete it."
+        case let .invalidName(name, reason):
+            return "The storage name '\(name)' cannot be used: \(reason)."
+        case let .encodingFailed(type, reason):
+            return "A value of type \(type) could not be encoded (\(reason)); nothing was stored."
+        case let .io(operation, path, code):
+            return "Could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)). "
+                + "Check that the directory exists, is writable by you and the disk is not full."
+        }
+    }
+}
+
+extension StorageError: CustomStringConvertible {
+    public var description: String { errorDescription ?? "StorageError" }
+}

@@ -1,0 +1,4 @@
+import ArgumentParser
+import Crypto
+import Logging
+print("hi")
