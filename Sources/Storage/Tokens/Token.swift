@@ -1,0 +1,110 @@
+import Foundation
+
+/// An OAuth 2.0 / OpenID Connect token set, as a token endpoint returns it.
+///
+/// Encodes with the wire names (`access_token`, `token_type`, `scope`, `expires_in`,
+/// `refresh_token`, `id_token`, `expires_at`); also decodes `expireAt`, the name older SDKs
+/// wrote. When neither is present, the expiry is computed from `expires_in` at decoding time.
+///
+/// `description`, `debugDescription` and `dump` never show the token values.
+public struct Token: Codable, Sendable, Hashable {
+    /// The access token.
+    public var accessToken: String
+    /// The token type, usually `Bearer`.
+    public var tokenType: String?
+    /// The granted scopes, space separated.
+    public var scope: String?
+    /// Lifetime in seconds, as issued.
+    public var expiresIn: Int64
+    /// The refresh token, if one was issued.
+    public var refreshToken: String?
+    /// The ID token, if one was issued.
+    public var idToken: String?
+    /// When the access token expires, in seconds since 1970.
+    public var expiresAt: Int64
+
+    /// Creates a token. `expiresAt` defaults to now plus `expiresIn`.
+    public init(
+        accessToken: String,
+        tokenType: String? = nil,
+        scope: String? = nil,
+        expiresIn: Int64,
+        refreshToken: String? = nil,
+        idToken: String? = nil,
+        expiresAt: Int64? = nil
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.scope = scope
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.expiresAt = expiresAt ?? Int64(Date().timeIntervalSince1970) + expiresIn
+    }
+
+    /// Whether the access token has expired now.
+    public var isExpired: Bool { isExpired(threshold: 0) }
+
+    /// Whether the access token expires within `threshold` seconds from now (already expired
+    /// counts). Use a threshold to refresh a little early.
+    public func isExpired(threshold: Int64) -> Bool {
+        isExpired(threshold: threshold, now: Date())
+    }
+
+    /// Whether the access token expires within `threshold` seconds of `now`.
+    public func isExpired(threshold: Int64 = 0, now: Date) -> Bool {
+        Int64(now.timeIntervalSince1970) + threshold >= expiresAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case scope
+        case expiresIn = "expires_in"
+        case refreshToken = "refresh_token"
+        case idToken = "id_token"
+        case expiresAt = "expires_at"
+        case legacyExpireAt = "expireAt"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let expiresIn = try container.decodeIfPresent(Int64.self, forKey: .expiresIn) ?? 0
+        let expiresAt = try container.decodeIfPresent(Int64.self, forKey: .expiresAt)
+            ?? container.decodeIfPresent(Int64.self, forKey: .legacyExpireAt)
+        self.init(
+            accessToken: try container.decode(String.self, forKey: .accessToken),
+            tokenType: try container.decodeIfPresent(String.self, forKey: .tokenType),
+            scope: try container.decodeIfPresent(String.self, forKey: .scope),
+            expiresIn: expiresIn,
+            refreshToken: try container.decodeIfPresent(String.self, forKey: .refreshToken),
+            idToken: try container.decodeIfPresent(String.self, forKey: .idToken),
+            expiresAt: expiresAt)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(accessToken, forKey: .accessToken)
+        try container.encodeIfPresent(tokenType, forKey: .tokenType)
+        try container.encodeIfPresent(scope, forKey: .scope)
+        try container.encode(expiresIn, forKey: .expiresIn)
+        try container.encodeIfPresent(refreshToken, forKey: .refreshToken)
+        try container.encodeIfPresent(idToken, forKey: .idToken)
+        try container.encode(expiresAt, forKey: .expiresAt)
+    }
+}
+
+extension Token: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "Token(type: \(tokenType ?? "nil"), scope: \(scope ?? "nil"), expiresAt: \(expiresAt), "
+            + "accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "nil" : "<redacted>"), "
+            + "idToken: \(idToken == nil ? "nil" : "<redacted>"))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["tokenType": tokenType as Any, "scope": scope as Any, "expiresAt": expiresAt,
+                                "accessToken": "<redacted>"])
+    }
+}

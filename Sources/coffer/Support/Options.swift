@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Storage
+
+/// Options every command that touches stored data takes.
+struct DataOptions: ParsableArguments {
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "Where Coffer keeps its files.",
+            discussion: "Defaults to $COFFER_HOME, else $XDG_DATA_HOME/coffer, else ~/.local/share/coffer.",
+            valueName: "path"))
+    var dataDirectory: String?
+
+    /// The data directory in effect.
+    var directory: URL {
+        if let dataDirectory { return URL(fileURLWithPath: dataDirectory, isDirectory: true) }
+        if let home = ProcessInfo.processInfo.environment["COFFER_HOME"], !home.isEmpty {
+            return URL(fileURLWithPath: home, isDirectory: true)
+        }
+        return DataDirectory.default
+    }
+}
+
+/// Reads the log level from `COFFER_LOG_LEVEL` (trace, debug, info, notice, warning, error,
+/// critical); warnings and worse by default.
+enum LogLevelOption {
+    static func fromEnvironment() -> Logger.Level {
+        ProcessInfo.processInfo.environment["COFFER_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+    }
+}
+
+/// An error worth one line on stderr and exit status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+extension ParsableCommand {
+    /// Runs `body`, turning any error into one line on stderr (`coffer: message`) and exit 1.
+    func reportingErrors(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as any ExitCodeConvertible & Error {
+            throw error
+        } catch let error as CleanExit {
+            throw error
+        } catch {
+            let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+            FileHandle.standardError.write(Data("coffer: \(message)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}
+
+private protocol ExitCodeConvertible {}
+extension ExitCode: ExitCodeConvertible {}

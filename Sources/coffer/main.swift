@@ -1,4 +1,0 @@
-import ArgumentParser
-import Crypto
-import Logging
-print("hi")
