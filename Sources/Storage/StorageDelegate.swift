@@ -37,8 +37,13 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
 
     /// Creates a delegate the way the spec's iOS API does: `cacheable: true` means
     /// ``CacheStrategy/cache``, `false` means ``CacheStrategy/noCache``.
-    public convenience init(delegate: any Storage<T>, cacheable: Bool = false) {
-        self.init(delegate: delegate, cacheStrategy: cacheable ? .cache : .noCache)
+    ///
+    /// A designated initializer, so subclasses can call `super.init(delegate:cacheable:)` as the
+    /// spec's custom-storage example does.
+    public init(delegate: any Storage<T>, cacheable: Bool = false) {
+        self.delegate = delegate
+        self.cacheStrategy = cacheable ? .cache : .noCache
+        self.logger = Logger(label: "org.coffer.storage")
     }
 
     /// Creates a delegate with an explicit cache strategy.

@@ -1,0 +1,40 @@
+import Logging
+import Synchronization
+
+/// Collects log lines in memory so tests can check what was (and was not) logged.
+final class LogCapture: Sendable {
+    struct Entry: Sendable {
+        let level: Logger.Level
+        let text: String
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    var all: [Entry] { entries.withLock { $0 } }
+
+    /// A logger at `trace` level that writes here.
+    func logger(_ label: String = "test") -> Logger {
+        var logger = Logger(label: label) { _ in Handler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    fileprivate func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+
+    private struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            let text = "\(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+            capture.append(Entry(level: event.level, text: text))
+        }
+    }
+}
