@@ -34,6 +34,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(
+            name: "coffer-stress",
+            dependencies: ["Storage"],
+            path: "Tests/Helpers/StorageStress"
+        ),
         .testTarget(
             name: "StorageTests",
             dependencies: ["Storage", "StorageTesting"]
