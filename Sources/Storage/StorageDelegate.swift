@@ -74,9 +74,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
             } catch {
                 guard cacheStrategy == .cacheOnFailure else { throw error }
                 memory.keepPending(item)
-                logger.warning(
-                    "Save failed; the item is kept in memory and will be written on the next operation",
-                    metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
+                warn("Save failed; the item is kept in memory and will be written on the next operation", error)
             }
         }
     }
@@ -96,9 +94,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
                 return value
             } catch {
                 guard cacheStrategy == .cacheOnFailure, let copy = memory.lastValue else { throw error }
-                logger.warning(
-                    "Read failed; returning the last value known in memory",
-                    metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
+                warn("Read failed; returning the last value known in memory", error)
                 return copy
             }
         }
@@ -120,11 +116,14 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
             memory.stored(item, strategy: cacheStrategy)
             return true
         } catch {
-            logger.warning(
-                "Retrying a pending save failed; serving the pending item from memory",
-                metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
+            warn("Retrying a pending save failed; serving the pending item from memory", error)
             return false
         }
+    }
+
+    /// Logs an absorbed failure. The error is logged, never the value.
+    private func warn(_ message: Logger.Message, _ error: any Error) {
+        logger.warning(message, metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
     }
 
     private func withLock<R>(_ body: () async throws -> R) async rethrows -> R {

@@ -30,7 +30,11 @@ struct StoreCommand: AsyncParsableCommand {
             fileName: name,
             keyAlias: keyAlias,
             directory: options.directory.appendingPathComponent("store", isDirectory: true),
-            keyStore: FileKeyStore(directory: options.directory.appendingPathComponent("keys", isDirectory: true)))
+            keyStore: keyStore(in: options))
+    }
+
+    static func keyStore(in options: DataOptions) -> FileKeyStore {
+        FileKeyStore(directory: options.directory.appendingPathComponent("keys", isDirectory: true))
     }
 
     struct Put: AsyncParsableCommand {
@@ -139,8 +143,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let keys = FileKeyStore(directory: options.directory.appendingPathComponent("keys", isDirectory: true))
-                let key = try await keys.rotateKey(for: StoreCommand.keyAlias)
+                let key = try await StoreCommand.keyStore(in: options).rotateKey(for: StoreCommand.keyAlias)
                 print("new key id: \(key.id)")
             }
         }
