@@ -16,8 +16,13 @@ let package = Package(
     ],
     targets: [
         .target(
+            name: "CLibSecret",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        .target(
             name: "Storage",
             dependencies: [
+                "CLibSecret",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

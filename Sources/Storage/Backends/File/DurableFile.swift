@@ -99,22 +99,11 @@ struct DurableFile: Sendable {
     }
 
     private func withLock<R>(_ mode: Int32, _ body: () throws -> R) throws -> R {
-        let lockPath = self.lockPath
         if mode == LOCK_SH, !FileManager.default.fileExists(atPath: directory.path) {
             // Nothing to read and nothing to lock; do not create directories just to read.
             return try body()
         }
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd == -1 {
-            let code = errno
-            // A reader of a store it may not write (read-only medium or directory) cannot create
-            // the lock file; no writer can change the file there either, so read without it.
-            if mode == LOCK_SH, code == EACCES || code == EROFS { return try body() }
-            throw StorageError.io(operation: "open lock file", path: lockPath, code: code)
-        }
-        defer { close(fd) }
-        try POSIX.call("lock", lockPath) { flock(fd, mode) }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        let lock = FileLock(path: lockPath)
+        return try mode == LOCK_SH ? lock.withSharedLock(body) : lock.withExclusiveLock(body)
     }
 }

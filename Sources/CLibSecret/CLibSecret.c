@@ -1,0 +1,359 @@
+// See include/CLibSecret.h. The GLib and libsecret declarations below mirror their stable C ABI
+// (GError and GList layouts, flag values from libsecret's public headers); no headers are needed
+// to build.
+#define _GNU_SOURCE
+#include "CLibSecret.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { uint32_t domain; int code; char *message; } GErrorABI;
+typedef struct GListABI { void *data; struct GListABI *next; struct GListABI *prev; } GListABI;
+
+enum {
+    SERVICE_OPEN_SESSION = 1 << 1,
+    SERVICE_LOAD_COLLECTIONS = 1 << 2,
+    SEARCH_ALL = 1 << 1,
+    SEARCH_LOAD_SECRETS = 1 << 3,
+    COLLECTION_NONE = 0,
+};
+
+static struct {
+    void *(*hash_table_new)(unsigned (*)(const void *), int (*)(const void *, const void *));
+    void (*hash_table_insert)(void *, void *, void *);
+    void *(*hash_table_lookup)(void *, const void *);
+    GListABI *(*hash_table_get_keys)(void *);
+    void (*hash_table_unref)(void *);
+    unsigned (*str_hash)(const void *);
+    int (*str_equal)(const void *, const void *);
+    void (*list_free)(GListABI *);
+    void (*object_unref)(void *);
+    void (*error_free)(GErrorABI *);
+    const char *(*quark_to_string)(uint32_t);
+    void (*g_free)(void *);
+    void *(*cancellable_new)(void);
+    void (*cancellable_cancel)(void *);
+
+    void *(*service_get_sync)(int, void *, GErrorABI **);
+    GListABI *(*service_search_sync)(void *, const void *, void *, int, void *, GErrorABI **);
+    int (*service_store_sync)(void *, const void *, void *, const char *, const char *, void *, void *, GErrorABI **);
+    int (*service_lock_sync)(void *, GListABI *, void *, GListABI **, GErrorABI **);
+    void (*service_disconnect)(void);
+    void *(*collection_for_alias_sync)(void *, const char *, int, void *, GErrorABI **);
+    int (*collection_get_locked)(void *);
+    int (*item_get_locked)(void *);
+    void *(*item_get_secret)(void *);
+    int (*item_delete_sync)(void *, void *, GErrorABI **);
+    void *(*item_get_attributes)(void *);
+    char *(*item_get_label)(void *);
+    void *(*value_new)(const char *, long, const char *);
+    const char *(*value_get)(void *, size_t *);
+    void (*value_unref)(void *);
+} api;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static const char *load_failure = NULL;
+
+#define BIND(field, name)                                                                        \
+    do {                                                                                         \
+        *(void **)(&api.field) = dlsym(library, name);                                           \
+        if (api.field == NULL) {                                                                 \
+            load_failure = "libsecret-1.so.0 was found but lacks " name                          \
+                           "; install a current libsecret-1-0 (apt-get install libsecret-1-0)"; \
+            return;                                                                              \
+        }                                                                                        \
+    } while (0)
+
+static void load_library(void) {
+    void *library = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_GLOBAL);
+    if (library == NULL) {
+        load_failure = "libsecret-1.so.0 is not installed; install it (Debian/Ubuntu: apt-get install "
+                       "libsecret-1-0, Fedora: dnf install libsecret) or use the file backend";
+        return;
+    }
+    // libsecret links GLib, GObject and GIO, so their symbols resolve through its handle.
+    BIND(hash_table_new, "g_hash_table_new");
+    BIND(hash_table_insert, "g_hash_table_insert");
+    BIND(hash_table_lookup, "g_hash_table_lookup");
+    BIND(hash_table_get_keys, "g_hash_table_get_keys");
+    BIND(hash_table_unref, "g_hash_table_unref");
+    BIND(str_hash, "g_str_hash");
+    BIND(str_equal, "g_str_equal");
+    BIND(list_free, "g_list_free");
+    BIND(object_unref, "g_object_unref");
+    BIND(error_free, "g_error_free");
+    BIND(quark_to_string, "g_quark_to_string");
+    BIND(g_free, "g_free");
+    BIND(cancellable_new, "g_cancellable_new");
+    BIND(cancellable_cancel, "g_cancellable_cancel");
+    BIND(service_get_sync, "secret_service_get_sync");
+    BIND(service_search_sync, "secret_service_search_sync");
+    BIND(service_store_sync, "secret_service_store_sync");
+    BIND(service_lock_sync, "secret_service_lock_sync");
+    BIND(service_disconnect, "secret_service_disconnect");
+    BIND(collection_for_alias_sync, "secret_collection_for_alias_sync");
+    BIND(collection_get_locked, "secret_collection_get_locked");
+    BIND(item_get_locked, "secret_item_get_locked");
+    BIND(item_get_secret, "secret_item_get_secret");
+    BIND(item_delete_sync, "secret_item_delete_sync");
+    BIND(item_get_attributes, "secret_item_get_attributes");
+    BIND(item_get_label, "secret_item_get_label");
+    BIND(value_new, "secret_value_new");
+    BIND(value_get, "secret_value_get");
+    BIND(value_unref, "secret_value_unref");
+}
+
+const char *coffer_secret_load(void) {
+    pthread_once(&load_once, load_library);
+    return load_failure;
+}
+
+void *coffer_secret_cancellable_new(void) {
+    return coffer_secret_load() ? NULL : api.cancellable_new();
+}
+
+void coffer_secret_cancellable_cancel(void *cancellable) {
+    if (cancellable) api.cancellable_cancel(cancellable);
+}
+
+void coffer_secret_cancellable_free(void *cancellable) {
+    if (cancellable) api.object_unref(cancellable);
+}
+
+void coffer_secret_error_clear(coffer_secret_error *error) {
+    if (!error) return;
+    free(error->domain);
+    free(error->message);
+    error->domain = NULL;
+    error->message = NULL;
+    error->code = 0;
+}
+
+void coffer_secret_disconnect(void) {
+    if (!coffer_secret_load()) api.service_disconnect();
+}
+
+// Copies a GError into *out, frees it, and returns COFFER_SECRET_ERROR.
+static int take_error(GErrorABI *gerror, coffer_secret_error *out) {
+    if (out) {
+        const char *domain = gerror ? api.quark_to_string(gerror->domain) : NULL;
+        out->domain = strdup(domain ? domain : "coffer");
+        out->code = gerror ? gerror->code : 0;
+        out->message = strdup(gerror && gerror->message ? gerror->message : "unknown error");
+    }
+    if (gerror) api.error_free(gerror);
+    return COFFER_SECRET_ERROR;
+}
+
+static int static_error(const char *message, coffer_secret_error *out) {
+    if (out) {
+        out->domain = strdup("coffer");
+        out->code = 0;
+        out->message = strdup(message);
+    }
+    return COFFER_SECRET_ERROR;
+}
+
+static void *attribute_table(const coffer_secret_attribute *attributes, size_t count) {
+    void *table = api.hash_table_new(api.str_hash, api.str_equal);
+    for (size_t i = 0; i < count; i++) {
+        // The table borrows the strings; they outlive every call that uses it.
+        api.hash_table_insert(table, (void *)attributes[i].key, (void *)attributes[i].value);
+    }
+    return table;
+}
+
+static void *connect_service(void *cancellable, coffer_secret_error *error) {
+    GErrorABI *gerror = NULL;
+    void *service = api.service_get_sync(SERVICE_OPEN_SESSION | SERVICE_LOAD_COLLECTIONS, cancellable, &gerror);
+    if (service == NULL) take_error(gerror, error);
+    return service;
+}
+
+static int collection_state(void *service, void *cancellable, coffer_secret_error *error) {
+    GErrorABI *gerror = NULL;
+    void *collection = api.collection_for_alias_sync(service, "default", COLLECTION_NONE, cancellable, &gerror);
+    if (gerror) return take_error(gerror, error);
+    if (collection == NULL) return COFFER_SECRET_NO_COLLECTION;
+    int locked = api.collection_get_locked(collection);
+    api.object_unref(collection);
+    return locked ? COFFER_SECRET_LOCKED : COFFER_SECRET_OK;
+}
+
+int coffer_secret_default_collection_state(void *cancellable, coffer_secret_error *error) {
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    int state = collection_state(service, cancellable, error);
+    api.object_unref(service);
+    return state;
+}
+
+int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attribute_count, const char *label,
+                        const unsigned char *secret, size_t secret_length, const char *content_type,
+                        void *cancellable, coffer_secret_error *error) {
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    int state = collection_state(service, cancellable, error);
+    if (state != COFFER_SECRET_OK) {
+        api.object_unref(service);
+        return state;
+    }
+    void *table = attribute_table(attributes, attribute_count);
+    void *value = api.value_new((const char *)secret, (long)secret_length, content_type);
+    GErrorABI *gerror = NULL;
+    int stored = api.service_store_sync(service, NULL, table, "default", label, value, cancellable, &gerror);
+    api.value_unref(value);
+    api.hash_table_unref(table);
+    api.object_unref(service);
+    return stored ? COFFER_SECRET_OK : take_error(gerror, error);
+}
+
+static char *copy_string(const char *text) { return strdup(text ? text : ""); }
+
+static void copy_item(void *item, int load_secrets, coffer_secret_item *out) {
+    memset(out, 0, sizeof *out);
+    out->locked = api.item_get_locked(item) ? 1 : 0;
+    char *label = api.item_get_label(item);
+    out->label = copy_string(label);
+    api.g_free(label);
+
+    void *attributes = api.item_get_attributes(item);
+    if (attributes) {
+        GListABI *keys = api.hash_table_get_keys(attributes);
+        size_t count = 0;
+        for (GListABI *node = keys; node; node = node->next) count++;
+        out->keys = calloc(count ? count : 1, sizeof(char *));
+        out->values = calloc(count ? count : 1, sizeof(char *));
+        for (GListABI *node = keys; node; node = node->next) {
+            out->keys[out->attribute_count] = copy_string(node->data);
+            out->values[out->attribute_count] = copy_string(api.hash_table_lookup(attributes, node->data));
+            out->attribute_count++;
+        }
+        api.list_free(keys);
+        api.hash_table_unref(attributes);
+    }
+
+    if (load_secrets && !out->locked) {
+        void *value = api.item_get_secret(item);
+        if (value) {
+            size_t length = 0;
+            const char *bytes = api.value_get(value, &length);
+            out->secret = malloc(length ? length : 1);
+            if (length) memcpy(out->secret, bytes, length);
+            out->secret_length = length;
+            api.value_unref(value);
+        }
+    }
+}
+
+int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
+                         void *cancellable, coffer_secret_item **items, size_t *item_count,
+                         coffer_secret_error *error) {
+    *items = NULL;
+    *item_count = 0;
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    void *table = attribute_table(attributes, attribute_count);
+    GErrorABI *gerror = NULL;
+    int flags = SEARCH_ALL | (load_secrets ? SEARCH_LOAD_SECRETS : 0);  // never SEARCH_UNLOCK: no prompts
+    GListABI *found = api.service_search_sync(service, NULL, table, flags, cancellable, &gerror);
+    api.hash_table_unref(table);
+    api.object_unref(service);
+    if (gerror) return take_error(gerror, error);
+
+    size_t count = 0;
+    for (GListABI *node = found; node; node = node->next) count++;
+    *items = calloc(count ? count : 1, sizeof(coffer_secret_item));
+    for (GListABI *node = found; node; node = node->next) {
+        copy_item(node->data, load_secrets, &(*items)[*item_count]);
+        (*item_count)++;
+        api.object_unref(node->data);
+    }
+    api.list_free(found);
+    return COFFER_SECRET_OK;
+}
+
+void coffer_secret_items_free(coffer_secret_item *items, size_t item_count) {
+    if (!items) return;
+    for (size_t i = 0; i < item_count; i++) {
+        if (items[i].secret) {
+            memset(items[i].secret, 0, items[i].secret_length);  // do not leave secrets in freed memory
+            free(items[i].secret);
+        }
+        free(items[i].label);
+        for (size_t a = 0; a < items[i].attribute_count; a++) {
+            free(items[i].keys[a]);
+            free(items[i].values[a]);
+        }
+        free(items[i].keys);
+        free(items[i].values);
+    }
+    free(items);
+}
+
+int coffer_secret_clear(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
+                        size_t *deleted, coffer_secret_error *error) {
+    *deleted = 0;
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    void *table = attribute_table(attributes, attribute_count);
+    GErrorABI *gerror = NULL;
+    GListABI *found = api.service_search_sync(service, NULL, table, SEARCH_ALL, cancellable, &gerror);
+    api.hash_table_unref(table);
+    api.object_unref(service);
+    if (gerror) return take_error(gerror, error);
+
+    int result = COFFER_SECRET_OK;
+    for (GListABI *node = found; node; node = node->next) {
+        if (api.item_get_locked(node->data)) result = COFFER_SECRET_LOCKED;
+    }
+    for (GListABI *node = found; node && result == COFFER_SECRET_OK; node = node->next) {
+        if (api.item_delete_sync(node->data, cancellable, &gerror)) {
+            (*deleted)++;
+        } else {
+            result = take_error(gerror, error);
+            gerror = NULL;
+        }
+    }
+    for (GListABI *node = found; node; node = node->next) api.object_unref(node->data);
+    api.list_free(found);
+    return result;
+}
+
+int coffer_secret_lock_default(void *cancellable, coffer_secret_error *error) {
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    GErrorABI *gerror = NULL;
+    void *collection = api.collection_for_alias_sync(service, "default", COLLECTION_NONE, cancellable, &gerror);
+    int result = COFFER_SECRET_OK;
+    if (gerror) {
+        result = take_error(gerror, error);
+    } else if (collection == NULL) {
+        result = COFFER_SECRET_NO_COLLECTION;
+    } else {
+        GListABI node = {collection, NULL, NULL};
+        GListABI *locked = NULL;
+        api.service_lock_sync(service, &node, cancellable, &locked, &gerror);
+        if (locked) {
+            for (GListABI *n = locked; n; n = n->next) api.object_unref(n->data);
+            api.list_free(locked);
+        }
+        if (gerror) result = take_error(gerror, error);
+        api.object_unref(collection);
+    }
+    api.object_unref(service);
+    return result;
+}

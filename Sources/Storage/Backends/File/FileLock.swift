@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// An advisory `flock` on a lock file, shared between processes (and between threads of one
+/// process, since each use opens its own descriptor).
+///
+/// The lock file is created 0600 and never removed: removing it while another process waits on
+/// it would let two processes hold "the" lock at once.
+struct FileLock: Sendable {
+    /// The lock file.
+    let path: String
+
+    /// Runs `body` holding the lock exclusively, blocking the thread until it is free.
+    func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
+        try withLock(LOCK_EX, body)
+    }
+
+    /// Runs `body` holding the lock shared with other readers. Where the lock file cannot be
+    /// created (a read-only directory or medium), no writer can change the data either, so
+    /// `body` runs without it.
+    func withSharedLock<R>(_ body: () throws -> R) throws -> R {
+        try withLock(LOCK_SH, body)
+    }
+
+    private func withLock<R>(_ mode: Int32, _ body: () throws -> R) throws -> R {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd == -1 {
+            let code = errno
+            if mode == LOCK_SH, code == EACCES || code == EROFS { return try body() }
+            throw StorageError.io(operation: "open lock file", path: path, code: code)
+        }
+        defer { close(fd) }
+        try POSIX.call("lock", path) { flock(fd, mode) }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}
