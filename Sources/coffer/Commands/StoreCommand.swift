@@ -8,9 +8,13 @@ struct StoreCommand: AsyncParsableCommand {
         commandName: "store",
         abstract: "Keep named values encrypted on disk.",
         discussion: """
-            Each value lives in its own file under <data-dir>/store, sealed with AES-256-GCM and \
-            bound to its name, so a file copied over another is detected. The key is kept in \
-            <data-dir>/keys (mode 0600).
+            With the file backend (the default), each value lives in its own file under \
+            <data-dir>/store, sealed with AES-256-GCM and bound to its name, so a file copied over \
+            another is detected; the key is kept in <data-dir>/keys (mode 0600).
+
+            With --backend keychain, each value is an item in the OS keyring (Secret Service: \
+            gnome-keyring, KeePassXC) with attributes service=org.coffer.store and account=NAME, \
+            sealed the same way under a key that is itself kept in the keyring.
 
             Examples:
               coffer store put api-token 'abc123'
@@ -19,22 +23,37 @@ struct StoreCommand: AsyncParsableCommand {
               coffer store list
               coffer store rotate-key
               coffer store delete api-token
+              coffer store put --backend keychain api-token 'abc123'
             """,
         subcommands: [Put.self, Get.self, Delete.self, List.self, RotateKey.self])
 
     /// The key alias every `coffer store` value is sealed under.
     static let keyAlias = "org.coffer.store"
 
-    static func storage(named name: String, in options: DataOptions) -> EncryptedFileStorage<String> {
-        EncryptedFileStorage<String>(
-            fileName: name,
-            keyAlias: keyAlias,
-            directory: options.directory.appendingPathComponent("store", isDirectory: true),
-            keyStore: keyStore(in: options))
+    /// The keyring `service` attribute of `coffer store` items.
+    static let keychainService = "org.coffer.store"
+
+
+    static func storage(named name: String, in options: DataOptions, backend: StoreBackend) throws -> StorageDelegate<String> {
+        switch backend {
+        case .file:
+            return EncryptedFileStorage<String>(
+                fileName: name,
+                keyAlias: keyAlias,
+                directory: options.directory.appendingPathComponent("store", isDirectory: true),
+                keyStore: keyStore(in: options, backend: .file))
+        case .keychain:
+            return KeychainStorage<String>(
+                account: name, service: keychainService,
+                encryptor: try SecuredKeyEncryptor.make(keyAlias: keyAlias), cacheStrategy: .noCache)
+        }
     }
 
-    static func keyStore(in options: DataOptions) -> FileKeyStore {
-        FileKeyStore(directory: options.directory.appendingPathComponent("keys", isDirectory: true))
+    static func keyStore(in options: DataOptions, backend: StoreBackend) -> any KeyStore {
+        switch backend {
+        case .file: FileKeyStore(directory: options.directory.appendingPathComponent("keys", isDirectory: true))
+        case .keychain: SecretServiceKeyStore()
+        }
     }
 
     struct Put: AsyncParsableCommand {
@@ -57,11 +76,12 @@ struct StoreCommand: AsyncParsableCommand {
         var value: String?
 
         @OptionGroup var options: DataOptions
+        @OptionGroup var backend: StoreBackendOption
 
         func run() async throws {
             try await reportingErrors {
                 let value = try self.value ?? readStandardInput()
-                try await StoreCommand.storage(named: name, in: options).save(item: value)
+                try await StoreCommand.storage(named: name, in: options, backend: backend.backend).save(item: value)
             }
         }
 
@@ -84,10 +104,11 @@ struct StoreCommand: AsyncParsableCommand {
         var name: String
 
         @OptionGroup var options: DataOptions
+        @OptionGroup var backend: StoreBackendOption
 
         func run() async throws {
             try await reportingErrors {
-                guard let value = try await StoreCommand.storage(named: name, in: options).get() else {
+                guard let value = try await StoreCommand.storage(named: name, in: options, backend: backend.backend).get() else {
                     throw CommandFailure("nothing is stored under '\(name)'; store it with `coffer store put \(name) VALUE`")
                 }
                 print(value)
@@ -104,10 +125,11 @@ struct StoreCommand: AsyncParsableCommand {
         var name: String
 
         @OptionGroup var options: DataOptions
+        @OptionGroup var backend: StoreBackendOption
 
         func run() async throws {
             try await reportingErrors {
-                try await StoreCommand.storage(named: name, in: options).delete()
+                try await StoreCommand.storage(named: name, in: options, backend: backend.backend).delete()
             }
         }
     }
@@ -117,12 +139,21 @@ struct StoreCommand: AsyncParsableCommand {
             abstract: "List the stored names (never the values).", discussion: "Example:\n  coffer store list")
 
         @OptionGroup var options: DataOptions
+        @OptionGroup var backend: StoreBackendOption
 
         func run() async throws {
             try await reportingErrors {
-                let folder = options.directory.appendingPathComponent("store", isDirectory: true)
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-                for name in names.filter({ !$0.hasPrefix(".") }).sorted() { print(name) }
+                let names: [String]
+                switch backend.backend {
+                case .file:
+                    let folder = options.directory.appendingPathComponent("store", isDirectory: true)
+                    names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                        .filter { !$0.hasPrefix(".") }
+                case .keychain:
+                    names = try await SecretService().search(["service": StoreCommand.keychainService], loadSecrets: false)
+                        .compactMap { $0.attributes["account"] }
+                }
+                for name in names.sorted() { print(name) }
             }
         }
     }
@@ -140,12 +171,35 @@ struct StoreCommand: AsyncParsableCommand {
                 """)
 
         @OptionGroup var options: DataOptions
+        @OptionGroup var backend: StoreBackendOption
 
         func run() async throws {
             try await reportingErrors {
-                let key = try await StoreCommand.keyStore(in: options).rotateKey(for: StoreCommand.keyAlias)
+                let key = try await StoreCommand.keyStore(in: options, backend: backend.backend)
+                    .rotateKey(for: StoreCommand.keyAlias)
                 print("new key id: \(key.id)")
             }
         }
+    }
+}
+
+/// Where `coffer store` keeps values.
+enum StoreBackend: String, ExpressibleByArgument, CaseIterable {
+    case file
+    case keychain
+}
+
+/// `--backend file|keychain`, defaulting to `$COFFER_BACKEND`, else `file`.
+struct StoreBackendOption: ParsableArguments {
+    @Option(
+        name: .customLong("backend"),
+        help: ArgumentHelp(
+            "Where values are kept: file (encrypted files, works everywhere) or keychain (the OS keyring).",
+            discussion: "Defaults to $COFFER_BACKEND, else file.",
+            valueName: "file|keychain"))
+    var explicit: StoreBackend?
+
+    var backend: StoreBackend {
+        explicit ?? ProcessInfo.processInfo.environment["COFFER_BACKEND"].flatMap(StoreBackend.init(rawValue:)) ?? .file
     }
 }

@@ -1,10 +1,16 @@
-// coffer-stress: a helper the tests start as several processes hammering one store.
+// coffer-stress: a helper the tests start as separate processes, to hammer one store from
+// several processes or to use the keyring from a D-Bus session of its own.
 //
-//   coffer-stress write DIR NAME WRITER COUNT   saves COUNT self-checking values
-//   coffer-stress read  DIR NAME COUNT          reads COUNT times, checks every value
+//   coffer-stress write DIR NAME WRITER COUNT      saves COUNT self-checking values to a file store
+//   coffer-stress read  DIR NAME COUNT             reads COUNT times, checks every value
+//   coffer-stress keychain-write ACCOUNT COUNT     saves COUNT values to a keyring item; prints errors
+//   coffer-stress keychain-get ACCOUNT TIMEOUT_MS  one keyring read; prints "ok", "nil" or the error
+//   coffer-stress keychain-lock                    locks the default collection
+//   coffer-stress secured-probe                    prints "available" or "nil" for SecuredKeyEncryptor()
+//   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
 //
-// Exit status 0 when every operation succeeded and every value read was whole; otherwise the
-// problems are printed on stderr and the status is 1.
+// Exit status 0 when every operation succeeded; otherwise problems go to stderr and the status
+// is 1.
 import Foundation
 import Storage
 
@@ -24,29 +30,76 @@ enum StressValue {
     }
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 5, let count = Int(arguments.last!) else {
-    FileHandle.standardError.write(Data("usage: coffer-stress write DIR NAME WRITER COUNT | read DIR NAME COUNT\n".utf8))
-    exit(2)
-}
-let directory = URL(fileURLWithPath: arguments[2], isDirectory: true)
-let storage = EncryptedFileStorage<String>(fileName: arguments[3], directory: directory)
-var problems: [String] = []
-
-for round in 0..<count {
-    do {
-        switch arguments[1] {
-        case "write":
-            try await storage.save(item: StressValue.make(writer: Int(arguments[4]) ?? 0, round: round))
-        default:
-            guard let value = try await storage.get() else { problems.append("read \(round): value missing"); continue }
-            if !StressValue.isWhole(value) { problems.append("read \(round): torn value (\(value.utf8.count) bytes)") }
-        }
-    } catch {
-        problems.append("\(arguments[1]) \(round): \(error)")
-    }
-}
-if !problems.isEmpty {
+func fail(_ problems: [String]) -> Never {
     FileHandle.standardError.write(Data((problems.prefix(5) + ["\(problems.count) problems"]).joined(separator: "\n").utf8))
     exit(1)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let usage = "usage: coffer-stress write|read|keychain-write|keychain-get|keychain-lock|secured-probe|strongbox ..."
+guard let mode = arguments.first else { fail([usage]) }
+let keychainService = "org.coffer.tests.stress"
+
+switch mode {
+case "write", "read":
+    guard arguments.count >= 4, let count = Int(arguments.last!) else { fail([usage]) }
+    let storage = EncryptedFileStorage<String>(fileName: arguments[2], directory: URL(fileURLWithPath: arguments[1]))
+    var problems: [String] = []
+    for round in 0..<count {
+        do {
+            if mode == "write" {
+                try await storage.save(item: StressValue.make(writer: Int(arguments[3]) ?? 0, round: round))
+            } else {
+                guard let value = try await storage.get() else { problems.append("read \(round): value missing"); continue }
+                if !StressValue.isWhole(value) { problems.append("read \(round): torn value (\(value.utf8.count) bytes)") }
+            }
+        } catch {
+            problems.append("\(mode) \(round): \(error)")
+        }
+    }
+    if !problems.isEmpty { fail(problems) }
+
+case "keychain-write":
+    guard arguments.count == 3, let count = Int(arguments[2]) else { fail([usage]) }
+    let storage = KeychainStorage<String>(account: arguments[1], service: keychainService, cacheStrategy: .noCache, timeout: .seconds(3))
+    var problems: [String] = []
+    for round in 0..<count {
+        do { try await storage.save(item: "round \(round)") } catch { problems.append("save \(round): \(error)") }
+    }
+    if !problems.isEmpty { fail(problems) }
+
+case "keychain-get":
+    guard arguments.count == 3, let milliseconds = Int(arguments[2]) else { fail([usage]) }
+    let storage = KeychainStorage<String>(
+        account: arguments[1], service: keychainService, cacheStrategy: .noCache, timeout: .milliseconds(milliseconds))
+    do {
+        print(try await storage.get() == nil ? "nil" : "ok")
+    } catch {
+        print("error: \(error)")
+        exit(1)
+    }
+
+case "keychain-lock":
+    do { try await SecretService().lockDefaultCollection() } catch { fail(["lock: \(error)"]) }
+
+case "secured-probe":
+    print(SecuredKeyEncryptor() == nil ? "nil" : "available")
+    if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() { print("reason: \(problem)") }
+
+case "strongbox":
+    guard arguments.count == 2 else { fail([usage]) }
+    let directory = URL(fileURLWithPath: arguments[1])
+    let storage = EncryptedFileStorage<String>(fileName: "strongbox", directory: directory, strongBoxPreferred: true)
+    do {
+        try await storage.save(item: "value")
+        guard try await storage.get() == "value" else { fail(["read back a different value"]) }
+        let keyFile = directory.appendingPathComponent("keys/strongbox.key").path
+        print(storage.encryptor.keyStore is SecretServiceKeyStore ? "keyring" : "file")
+        print(FileManager.default.fileExists(atPath: keyFile) ? "key file present" : "no key file")
+    } catch {
+        fail(["strongbox: \(error)"])
+    }
+
+default:
+    fail([usage])
 }

@@ -28,8 +28,10 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
     ///   - keyAlias: The alias of the key in the key store. Defaults to `fileName`.
     ///   - directory: Where the file lives. Defaults to ``DataDirectory/default``.
     ///   - keyStore: Where the key lives. Defaults to a ``FileKeyStore`` in `directory/keys`.
-    ///   - strongBoxPreferred: Prefer the OS keyring for the key when no `keyStore` is given, and
-    ///     fall back to the file key store (logging which) when the keyring cannot be used.
+    ///   - strongBoxPreferred: When no `keyStore` is given, keep the key in the OS keyring
+    ///     (``SecretServiceKeyStore``) if it is usable now, else in the file key store; the choice
+    ///     is logged. Checking blocks this initializer for up to 3 seconds on an unresponsive
+    ///     keyring.
     ///   - cacheStrategy: How to keep a (plaintext) memory copy. Defaults to ``CacheStrategy/noCache``.
     ///   - logger: Receives warnings about absorbed failures and the key store choice.
     public init(
@@ -45,7 +47,7 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
         let keyStore = keyStore ?? KeyStoreSelection.forFiles(
             in: directory, strongBoxPreferred: strongBoxPreferred, logger: logger)
         let encryptor = AESGCMEncryptor(keyAlias: keyAlias ?? fileName, keyStore: keyStore)
-        let item = FileItem<T>(directory: directory, fileName: fileName, protection: .sealed(encryptor))
+        let item = FileItem<T>(directory: directory, fileName: fileName, sealing: .sealed(encryptor))
         self.fileURL = item.file.url
         self.encryptor = encryptor
         super.init(delegate: item, cacheStrategy: cacheStrategy, logger: logger)
@@ -104,15 +106,18 @@ public struct FileStorageConfiguration: Sendable {
 
 /// Picks the key store for file backends.
 enum KeyStoreSelection {
+    /// With `strongBoxPreferred`, a ``SecretServiceKeyStore`` when the keyring is usable now; else
+    /// (or without the preference) a ``FileKeyStore`` in `directory/keys`. Logs the choice.
     static func forFiles(in directory: URL, strongBoxPreferred: Bool, logger: Logger) -> any KeyStore {
         let fileStore = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
-        if strongBoxPreferred {
-            // The Secret Service key store arrives with the keyring backend; until then the
-            // preference cannot be met and we say so rather than pretend.
+        guard strongBoxPreferred else { return fileStore }
+        if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
             logger.notice(
-                "strongBoxPreferred: no OS keyring key store in this build; keeping the key in files",
-                metadata: ["directory": "\(fileStore.directory.path)"])
+                "strongBoxPreferred: the OS keyring cannot be used; keeping the key in a 0600 file instead",
+                metadata: ["directory": "\(fileStore.directory.path)", "reason": "\(problem)"])
+            return fileStore
         }
-        return fileStore
+        logger.info("strongBoxPreferred: keeping the key in the OS keyring (Secret Service)")
+        return SecretServiceKeyStore()
     }
 }

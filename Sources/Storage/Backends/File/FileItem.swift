@@ -1,45 +1,27 @@
 import Foundation
 
 /// The storage behind ``FileStorage`` and ``EncryptedFileStorage``: one value in one
-/// ``DurableFile``, as JSON, optionally bound to its file name and sealed.
+/// ``DurableFile``, as JSON, optionally bound to its file name and sealed (see ``ItemSealing``).
 struct FileItem<T: Codable & Sendable>: Storage {
-    /// How the JSON is protected on disk.
-    enum Protection: Sendable {
-        case plain
-        case sealed(any Encryptor)
-    }
-
     let file: DurableFile
     let name: String
-    let protection: Protection
+    let sealing: ItemSealing
 
-    init(directory: URL, fileName: String, protection: Protection) {
+    init(directory: URL, fileName: String, sealing: ItemSealing) {
         self.file = DurableFile(url: directory.appendingPathComponent(fileName))
         self.name = fileName
-        self.protection = protection
+        self.sealing = sealing
     }
 
     func save(item: T) async throws {
         try checkName()
-        var data = try ValueCoding.encode(item)
-        if case .sealed(let encryptor) = protection {
-            data = try await encryptor.encrypt(data: IdentityBinding.wrap(data, identity: name))
-        }
-        try file.write(data)
+        try file.write(try await sealing.seal(item, identity: name))
     }
 
     func get() async throws -> T? {
         try checkName()
-        guard var data = try file.read() else { return nil }
-        if case .sealed(let encryptor) = protection {
-            do {
-                data = try await encryptor.decrypt(data: data)
-            } catch {
-                throw StorageError.decryptionFailed(location: file.path, cause: error)
-            }
-            data = try IdentityBinding.unwrap(data, identity: name, location: file.path)
-        }
-        return try ValueCoding.decode(T.self, from: data, location: file.path)
+        guard let data = try file.read() else { return nil }
+        return try await sealing.open(data, as: T.self, identity: name, location: file.path)
     }
 
     func delete() async throws {

@@ -29,7 +29,7 @@ public final class FileStorage<T: Codable & Sendable>: StorageDelegate<T>, @unch
         cacheStrategy: CacheStrategy = .noCache,
         logger: Logger = Logger(label: "org.coffer.storage.file")
     ) {
-        let item = FileItem<T>(directory: directory ?? DataDirectory.default, fileName: fileName, protection: .plain)
+        let item = FileItem<T>(directory: directory ?? DataDirectory.default, fileName: fileName, sealing: .plain)
         self.fileURL = item.file.url
         super.init(delegate: item, cacheStrategy: cacheStrategy, logger: logger)
     }

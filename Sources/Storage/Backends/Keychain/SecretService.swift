@@ -1,0 +1,205 @@
+import CLibSecret
+import Foundation
+
+/// A connection to the freedesktop Secret Service (gnome-keyring, KeePassXC, KWallet's bridge),
+/// through libsecret loaded at run time.
+///
+/// Items are identified by their string attributes. Coffer's backends store into the default
+/// collection and search all collections; nothing here ever shows an unlock prompt: a locked
+/// collection or item is reported as ``KeychainError/locked``.
+///
+/// Every call runs on a keyring thread of its own (never Swift's cooperative pool) and is
+/// cancelled after ``timeout``.
+public struct SecretService: Sendable {
+    /// How long one call may take before it is cancelled with ``KeychainError/timedOut``.
+    public var timeout: Duration
+
+    /// Creates a connection handle. Nothing is contacted until the first call.
+    public init(timeout: Duration = .seconds(10)) {
+        self.timeout = timeout
+    }
+
+    /// Whether the default collection can be used now.
+    public enum CollectionState: Sendable, Equatable {
+        /// It exists and is unlocked.
+        case unlocked
+        /// It exists and is locked.
+        case locked
+    }
+
+    /// An item found by ``search(_:loadSecrets:)``.
+    public struct Item: Sendable, CustomStringConvertible {
+        /// The item's attributes.
+        public var attributes: [String: String]
+        /// The label a keyring manager shows.
+        public var label: String
+        /// Whether the item is locked (its secret is then `nil`).
+        public var isLocked: Bool
+        /// The secret's bytes, when asked for and unlocked.
+        public var secret: Data?
+
+        public var description: String {
+            "SecretService.Item(label: \(label), attributes: \(attributes), locked: \(isLocked), secret: "
+                + (secret == nil ? "nil" : "<redacted>") + ")"
+        }
+    }
+
+    /// Why libsecret cannot be loaded, or `nil` when it can.
+    public static var libraryProblem: String? {
+        coffer_secret_load().map { String(cString: $0) }
+    }
+
+    /// The state of the default collection.
+    ///
+    /// - Throws: ``KeychainError/unavailable(reason:)`` when there is no keyring to talk to or
+    ///   no default collection, or another ``KeychainError``.
+    public func defaultCollectionState() async throws(KeychainError) -> CollectionState {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            try Self.collectionState(cancellable)
+        }
+    }
+
+    /// `nil` when the keyring can store and read secrets now, else why not. Blocks the calling
+    /// thread for at most ``timeout`` (plus a short grace period).
+    public func usabilityProblem() -> KeychainError? {
+        do {
+            let state = try BlockingCallRunner.runAndWait(timeout: timeout) { cancellable throws(SecretCallError) in
+                try Self.collectionState(cancellable)
+            }
+            return state == .locked ? .locked : nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Stores `secret` in the default collection under `attributes`, replacing the item that has
+    /// exactly these attributes.
+    public func store(_ secret: Data, attributes: [String: String], label: String, contentType: String) async throws(KeychainError) {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            try Self.store(secret, attributes: attributes, label: label, contentType: contentType, cancellable)
+        }
+    }
+
+    /// The items that have all of `attributes` (and perhaps others), in every collection.
+    public func search(_ attributes: [String: String], loadSecrets: Bool = true) async throws(KeychainError) -> [Item] {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            try Self.search(attributes, loadSecrets: loadSecrets, cancellable)
+        }
+    }
+
+    /// Deletes the items that have all of `attributes`; returns how many. Deleting nothing
+    /// succeeds with 0. When one of them is locked, nothing is deleted and ``KeychainError/locked``
+    /// is thrown.
+    @discardableResult
+    public func clear(_ attributes: [String: String]) async throws(KeychainError) -> Int {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            try Self.clear(attributes, cancellable)
+        }
+    }
+
+    /// Locks the default collection. Unlocking needs the user (or the provider's own tools).
+    public func lockDefaultCollection() async throws(KeychainError) {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            var error = coffer_secret_error()
+            let status = coffer_secret_lock_default(cancellable, &error)
+            guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
+        }
+    }
+
+    /// Runs several keyring calls as one unit on a keyring thread, under one deadline. `body`
+    /// gets a ``Calls`` handle to make them.
+    func perform<R: Sendable>(_ body: @escaping @Sendable (Calls) throws(SecretCallError) -> R) async throws(KeychainError) -> R {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            try body(Calls(cancellable: cancellable))
+        }
+    }
+
+    /// Synchronous keyring calls, for use inside ``perform(_:)`` only.
+    struct Calls {
+        let cancellable: UnsafeMutableRawPointer?
+
+        func search(_ attributes: [String: String], loadSecrets: Bool = true) throws(SecretCallError) -> [Item] {
+            try SecretService.search(attributes, loadSecrets: loadSecrets, cancellable)
+        }
+
+        func store(_ secret: Data, attributes: [String: String], label: String, contentType: String) throws(SecretCallError) {
+            try SecretService.store(secret, attributes: attributes, label: label, contentType: contentType, cancellable)
+        }
+
+        func clear(_ attributes: [String: String]) throws(SecretCallError) -> Int {
+            try SecretService.clear(attributes, cancellable)
+        }
+    }
+
+    // MARK: - Blocking calls (keyring threads only)
+
+    private static func collectionState(_ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> CollectionState {
+        var error = coffer_secret_error()
+        let status = coffer_secret_default_collection_state(cancellable, &error)
+        switch status {
+        case Int32(COFFER_SECRET_OK): return .unlocked
+        case Int32(COFFER_SECRET_LOCKED): return .locked
+        default: throw SecretCallError(status: status, error: &error)
+        }
+    }
+
+    private static func store(
+        _ secret: Data, attributes: [String: String], label: String, contentType: String,
+        _ cancellable: UnsafeMutableRawPointer?
+    ) throws(SecretCallError) {
+        var error = coffer_secret_error()
+        let status = withAttributes(attributes) { list, count in
+            secret.withUnsafeBytes { bytes in
+                coffer_secret_store(
+                    list, count, label, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
+                    contentType, cancellable, &error)
+            }
+        }
+        guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
+    }
+
+    private static func search(
+        _ attributes: [String: String], loadSecrets: Bool, _ cancellable: UnsafeMutableRawPointer?
+    ) throws(SecretCallError) -> [Item] {
+        var error = coffer_secret_error()
+        var found: UnsafeMutablePointer<coffer_secret_item>?
+        var count = 0
+        let status = withAttributes(attributes) { list, attributeCount in
+            coffer_secret_search(list, attributeCount, loadSecrets ? 1 : 0, cancellable, &found, &count, &error)
+        }
+        defer { coffer_secret_items_free(found, count) }
+        guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
+        return (0..<count).map { index in
+            let item = found![index]
+            var attributes: [String: String] = [:]
+            for a in 0..<item.attribute_count {
+                attributes[String(cString: item.keys[a]!)] = String(cString: item.values[a]!)
+            }
+            return Item(
+                attributes: attributes,
+                label: String(cString: item.label),
+                isLocked: item.locked != 0,
+                secret: item.secret.map { Data(bytes: $0, count: item.secret_length) })
+        }
+    }
+
+    private static func clear(_ attributes: [String: String], _ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> Int {
+        var error = coffer_secret_error()
+        var deleted = 0
+        let status = withAttributes(attributes) { list, count in
+            coffer_secret_clear(list, count, cancellable, &deleted, &error)
+        }
+        guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
+        return deleted
+    }
+
+    /// Calls `body` with `attributes` as a C array whose strings live for the call.
+    private static func withAttributes<R>(
+        _ attributes: [String: String], _ body: (UnsafePointer<coffer_secret_attribute>, Int) -> R
+    ) -> R {
+        let strings = attributes.sorted { $0.key < $1.key }.map { (strdup($0.key)!, strdup($0.value)!) }
+        defer { for (key, value) in strings { free(key); free(value) } }
+        let list = strings.map { coffer_secret_attribute(key: $0.0, value: $0.1) }
+        return list.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+    }
+}
