@@ -15,7 +15,6 @@ typedef struct GListABI { void *data; struct GListABI *next; struct GListABI *pr
 
 enum {
     SERVICE_OPEN_SESSION = 1 << 1,
-    SERVICE_LOAD_COLLECTIONS = 1 << 2,
     SEARCH_ALL = 1 << 1,
     SEARCH_LOAD_SECRETS = 1 << 3,
     COLLECTION_NONE = 0,
@@ -168,7 +167,10 @@ static void *attribute_table(const coffer_secret_attribute *attributes, size_t c
 
 static void *connect_service(void *cancellable, coffer_secret_error *error) {
     GErrorABI *gerror = NULL;
-    void *service = api.service_get_sync(SERVICE_OPEN_SESSION | SERVICE_LOAD_COLLECTIONS, cancellable, &gerror);
+    // Only a session: SERVICE_LOAD_COLLECTIONS would load a proxy for every item of every
+    // collection, which is slow on large keyrings and fails outright when another process
+    // deletes an item meanwhile. The default collection is looked up by alias when needed.
+    void *service = api.service_get_sync(SERVICE_OPEN_SESSION, cancellable, &gerror);
     if (service == NULL) take_error(gerror, error);
     return service;
 }

@@ -5,37 +5,37 @@ import Testing
 @Suite("The coffer tool, run as a process")
 struct CofferToolTests {
     @Test("store put/get/delete keeps a secret across runs, encrypted on disk")
-    func storeRoundTrip() throws {
+    func storeRoundTrip() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let coffer = CofferProcess(dataDirectory: directory.url)
-        #expect(try coffer.run(["store", "put", "greeting", "Hello from Coffer"]).status == 0)
-        let get = try coffer.run(["store", "get", "greeting"])
+        #expect(try await coffer.run(["store", "put", "greeting", "Hello from Coffer"]).status == 0)
+        let get = try await coffer.run(["store", "get", "greeting"])
         #expect(get.status == 0)
         #expect(get.stdout == "Hello from Coffer\n")
         let file = try Data(contentsOf: directory.appending("store/greeting"))
         #expect(file.range(of: Data("Hello".utf8)) == nil)
-        #expect(try coffer.run(["store", "list"]).stdout == "greeting\n")
-        #expect(try coffer.run(["store", "delete", "greeting"]).status == 0)
-        let missing = try coffer.run(["store", "get", "greeting"])
+        #expect(try await coffer.run(["store", "list"]).stdout == "greeting\n")
+        #expect(try await coffer.run(["store", "delete", "greeting"]).status == 0)
+        let missing = try await coffer.run(["store", "get", "greeting"])
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("coffer: nothing is stored under 'greeting'"))
     }
 
     @Test("put reads the value from standard input when it is not an argument")
-    func storeFromStandardInput() throws {
+    func storeFromStandardInput() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let coffer = CofferProcess(dataDirectory: directory.url)
-        #expect(try coffer.run(["store", "put", "token"], input: "from stdin\n").status == 0)
-        #expect(try coffer.run(["store", "get", "token"]).stdout == "from stdin\n")
+        #expect(try await coffer.run(["store", "put", "token"], input: "from stdin\n").status == 0)
+        #expect(try await coffer.run(["store", "get", "token"]).stdout == "from stdin\n")
     }
 
     @Test("the tool's store is readable by the library with the documented layout")
     func libraryReadsToolStore() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        try CofferProcess(dataDirectory: directory.url).run(["store", "put", "shared", "value"])
+        try await CofferProcess(dataDirectory: directory.url).run(["store", "put", "shared", "value"])
         let storage = EncryptedFileStorage<String>(
             fileName: "shared", keyAlias: "org.coffer.store", directory: directory.appending("store"),
             keyStore: FileKeyStore(directory: directory.appending("keys")))
@@ -43,46 +43,46 @@ struct CofferToolTests {
     }
 
     @Test("rotate-key: old values still open, a new put uses the new key")
-    func rotateKey() throws {
+    func rotateKey() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let coffer = CofferProcess(dataDirectory: directory.url)
-        try coffer.run(["store", "put", "a", "one"])
-        #expect(try coffer.run(["store", "rotate-key"]).stdout == "new key id: 2\n")
-        #expect(try coffer.run(["store", "get", "a"]).stdout == "one\n")
-        try coffer.run(["store", "put", "a", "two"])
+        try await coffer.run(["store", "put", "a", "one"])
+        #expect(try await coffer.run(["store", "rotate-key"]).stdout == "new key id: 2\n")
+        #expect(try await coffer.run(["store", "get", "a"]).stdout == "one\n")
+        try await coffer.run(["store", "put", "a", "two"])
         #expect(try AESGCMEncryptor.keyID(of: Data(contentsOf: directory.appending("store/a"))) == 2)
     }
 
     @Test("errors are one line on stderr with a non-zero status, and the file is left alone")
-    func errorsAreOneLine() throws {
+    func errorsAreOneLine() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let coffer = CofferProcess(dataDirectory: directory.url)
-        try coffer.run(["store", "put", "secret", "top-secret-value"])
+        try await coffer.run(["store", "put", "secret", "top-secret-value"])
         let file = directory.appending("store/secret")
         var bytes = try Data(contentsOf: file)
         bytes[bytes.count - 1] ^= 1
         try bytes.write(to: file)
-        let result = try coffer.run(["store", "get", "secret"])
+        let result = try await coffer.run(["store", "get", "secret"])
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix("coffer: Could not decrypt"))
         #expect(result.stderr.filter { $0 == "\n" }.count == 1)
         #expect(!result.stderr.contains("top-secret"))
         #expect(try Data(contentsOf: file) == bytes)
 
-        let bad = try coffer.run(["store", "put", "../escape", "x"])
+        let bad = try await coffer.run(["store", "put", "../escape", "x"])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("cannot be used"))
     }
 
     @Test("files are 0600 and directories 0700 even under umask 000")
-    func permissionsUnderPermissiveUmask() throws {
+    func permissionsUnderPermissiveUmask() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let home = directory.appending("home")
         let script = "umask 000; exec \"$0\" store put item value"
-        let result = try CofferProcess.run(
+        let result = try await CofferProcess.run(
             executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script, try CofferProcess.executable.path],
             environment: ["COFFER_HOME": home.path])
         #expect(result.status == 0, "\(result.stderr)")
@@ -105,7 +105,7 @@ struct CofferToolTests {
             for job in jobs {
                 group.addTask {
                     let arguments = [job[0], directory.url.path, "race"] + job.dropFirst()
-                    return (job.joined(separator: " "), try CofferProcess.run(executable: stress, arguments))
+                    return (job.joined(separator: " "), try await CofferProcess.run(executable: stress, arguments))
                 }
             }
             for try await (job, result) in group {

@@ -31,7 +31,7 @@ enum StressValue {
 }
 
 func fail(_ problems: [String]) -> Never {
-    FileHandle.standardError.write(Data((problems.prefix(5) + ["\(problems.count) problems"]).joined(separator: "\n").utf8))
+    FileHandle.standardError.write(Data((problems.prefix(5) + ["\(problems.count) problems"]).joined(separator: "\n").utf8) + Data("\n".utf8))
     exit(1)
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Runs the built `coffer` binary as a child process, as a person would.
 struct CofferProcess {
@@ -7,6 +6,10 @@ struct CofferProcess {
         let status: Int32
         let stdout: String
         let stderr: String
+        /// Whether the process was killed for running past its deadline.
+        let timedOut: Bool
+        /// How long it ran.
+        let elapsed: Duration
     }
 
     /// The `coffer` executable built beside the test bundle.
@@ -32,35 +35,81 @@ struct CofferProcess {
 
     /// Runs `coffer` with `arguments`, `COFFER_HOME` set to the data directory, optional input.
     @discardableResult
-    func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
-        try Self.run(executable: Self.executable, arguments, input: input,
-                     environment: ["COFFER_HOME": dataDirectory.path].merging(environment) { $1 })
+    func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> Result {
+        try await Self.run(executable: Self.executable, arguments, input: input,
+                           environment: ["COFFER_HOME": dataDirectory.path].merging(environment) { $1 })
     }
 
     /// Runs any executable and collects its output.
-    static func run(executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
-        let errData = Mutex<Data?>(nil)
-        let reader = Thread { errData.withLock { $0 = stderr.fileHandleForReading.readDataToEndOfFile() } }
-        reader.start()
-        let outData = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while errData.withLock({ $0 == nil }) { usleep(1000) }
+    ///
+    /// The child is started with `posix_spawn` in a session of its own, with its output going to
+    /// temporary files rather than pipes, and is waited for by polling `waitpid` from this task:
+    /// daemons it leaves behind can neither keep us waiting for end-of-file nor escape the
+    /// watchdog, which kills the child's whole process group after `deadline` (the result then
+    /// says `timedOut`), and no thread is blocked while it runs.
+    static func run(
+        executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+        removing removed: [String] = [], deadline: Duration = .seconds(120)
+    ) async throws -> Result {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-process-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let paths = ["in", "out", "err"].map { scratch.appendingPathComponent($0).path }
+        try Data((input ?? "").utf8).write(to: URL(fileURLWithPath: paths[0]))
+        let descriptors = [open(paths[0], O_RDONLY), open(paths[1], O_WRONLY | O_CREAT, 0o600), open(paths[2], O_WRONLY | O_CREAT, 0o600)]
+        defer { descriptors.forEach { close($0) } }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (target, descriptor) in descriptors.enumerated() {
+            posix_spawn_file_actions_adddup2(&actions, descriptor, Int32(target))
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // A new session, and signals as a fresh process has them: the spawning thread may be a
+        // dispatch worker with most signals blocked, and children would inherit that mask.
+        var noSignals = sigset_t(), allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(0x80 | 0x08 | 0x04))  // SETSID | SETSIGMASK | SETSIGDEF
+
+        var variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        for name in removed { variables[name] = nil }
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp)
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+
+        var status: Int32 = 0
+        var killed = false
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if !killed, clock.now - start > deadline {
+                killed = true
+                kill(-pid, SIGKILL)
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData.withLock { $0 } ?? Data(), as: UTF8.self))
+            status: exitCode,
+            stdout: String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: paths[1]))) ?? Data(), as: UTF8.self),
+            stderr: String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: paths[2]))) ?? Data(), as: UTF8.self),
+            timedOut: killed,
+            elapsed: clock.now - start)
     }
 }
 
+extension Duration {
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -128,6 +128,11 @@ struct SecretCallError: Error {
 
     private static let cancelledCode = 19  // G_IO_ERROR_CANCELLED
 
+    /// The provider no longer has an item a search had just returned.
+    var isVanishedItem: Bool {
+        message.contains("No such secret item") || message.contains("No such object")
+    }
+
     func keychainError(timedOut: Bool) -> KeychainError {
         switch Int(status) {
         case Int(COFFER_SECRET_LOCKED):

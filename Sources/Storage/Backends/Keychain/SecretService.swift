@@ -158,7 +158,27 @@ public struct SecretService: Sendable {
         guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
     }
 
+    /// Runs `body` again (up to three times in all) when an item it found vanished before it
+    /// could be read: another process deleted or replaced it in between. A new search then sees
+    /// a consistent keyring.
+    private static func retryingVanishedItems<R>(_ body: () throws(SecretCallError) -> R) throws(SecretCallError) -> R {
+        var attempt = 1
+        while true {
+            do {
+                return try body()
+            } catch where error.isVanishedItem && attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+
     private static func search(
+        _ attributes: [String: String], loadSecrets: Bool, _ cancellable: UnsafeMutableRawPointer?
+    ) throws(SecretCallError) -> [Item] {
+        try retryingVanishedItems { () throws(SecretCallError) in try searchOnce(attributes, loadSecrets: loadSecrets, cancellable) }
+    }
+
+    private static func searchOnce(
         _ attributes: [String: String], loadSecrets: Bool, _ cancellable: UnsafeMutableRawPointer?
     ) throws(SecretCallError) -> [Item] {
         var error = coffer_secret_error()
@@ -184,6 +204,10 @@ public struct SecretService: Sendable {
     }
 
     private static func clear(_ attributes: [String: String], _ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> Int {
+        try retryingVanishedItems { () throws(SecretCallError) in try clearOnce(attributes, cancellable) }
+    }
+
+    private static func clearOnce(_ attributes: [String: String], _ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> Int {
         var error = coffer_secret_error()
         var deleted = 0
         let status = withAttributes(attributes) { list, count in
