@@ -52,6 +52,42 @@ struct ReadmeExamplesTests {
         #expect(try await storage.get() == nil)
     }
 
+    @Test("the OS keyring", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
+    func keyring() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let folder = temporary.url
+
+        let storage = KeychainStorage<Dog>(account: "myStorageId")
+        try await storage.save(item: Dog(name: "Lucky", type: "Golden Retriever"))
+        let storedData = try await storage.get()
+
+        let secured = KeychainStorage<Dog>(
+            account: "myStorageId",
+            encryptor: SecuredKeyEncryptor() ?? NoEncryptor(),
+            cacheable: true
+        )
+
+        let tokens = KeychainStorage<Token>(
+            account: "com.example.tokens",
+            service: "com.example.app",
+            encryptor: try SecuredKeyEncryptor.make(),
+            cacheStrategy: .cacheOnFailure,
+            timeout: .seconds(5)
+        )
+
+        let session = EncryptedFileStorage<Token>(fileName: "session", directory: folder, strongBoxPreferred: true)
+
+        #expect(storedData?.name == "Lucky")
+        #expect(secured.encryptor is SecuredKeyEncryptor)
+        try await tokens.save(item: Token(accessToken: "a", expiresIn: 60))
+        #expect(try await tokens.get()?.accessToken == "a")
+        try await session.save(item: Token(accessToken: "b", expiresIn: 60))
+        #expect(session.encryptor.keyStore is SecretServiceKeyStore)
+        try await storage.delete()
+        try await tokens.delete()
+    }
+
     @Test("cache strategies")
     func cacheStrategies() async throws {
         let temporary = TemporaryDirectory()
@@ -60,11 +96,11 @@ struct ReadmeExamplesTests {
 
         let tokens = EncryptedFileStorage<Token>(fileName: "tokens", directory: folder, cacheStrategy: .cacheOnFailure)
         let recent = FileStorage<[String]>(fileName: "recent.json", directory: folder, cacheStrategy: .cache)
-        let session = MemoryStorage<Token>(cacheable: true)
+        let inMemory = MemoryStorage<Token>(cacheable: true)
 
         #expect(tokens.cacheStrategy == .cacheOnFailure)
         #expect(recent.cacheStrategy == .cache)
-        #expect(session.cacheStrategy == .cache)
+        #expect(inMemory.cacheStrategy == .cache)
     }
 
     @Test("your own storage")
@@ -143,7 +179,7 @@ struct ReadmeExamplesTests {
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = normalized(try String(contentsOf: here, encoding: .utf8))
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
-        #expect(blocks.count >= 7)
+        #expect(blocks.count >= 10)
         for block in blocks {
             let lines = normalized(block)
             let found = (0...max(0, source.count - lines.count)).contains { Array(source[$0..<($0 + lines.count)]) == lines }
