@@ -67,7 +67,10 @@ static const char *load_failure = NULL;
     } while (0)
 
 static void load_library(void) {
-    void *library = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_GLOBAL);
+    // COFFER_LIBSECRET names another library file: for unusual installations, and for tests that
+    // check what happens when libsecret is missing.
+    const char *name = getenv("COFFER_LIBSECRET");
+    void *library = dlopen(name && *name ? name : "libsecret-1.so.0", RTLD_NOW | RTLD_GLOBAL);
     if (library == NULL) {
         load_failure = "libsecret-1.so.0 is not installed; install it (Debian/Ubuntu: apt-get install "
                        "libsecret-1-0, Fedora: dnf install libsecret) or use the file backend";

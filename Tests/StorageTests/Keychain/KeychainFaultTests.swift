@@ -41,6 +41,20 @@ struct KeychainFaultTests {
         #expect(cli.stderr.hasPrefix("coffer: The OS keyring (Secret Service) cannot be used: there is no D-Bus session bus"))
     }
 
+    @Test("no libsecret gives .unavailable saying what to install")
+    func noLibsecret() async throws {
+        let result = try await CofferProcess.run(
+            executable: try CofferProcess.executable, ["store", "list", "--backend", "keychain"],
+            environment: ["COFFER_LIBSECRET": "libsecret-missing-for-test.so.0"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("libsecret-1.so.0 is not installed"), "\(result.stderr)")
+        #expect(result.stderr.contains("apt-get install libsecret-1-0"))
+        let probe = try await CofferProcess.run(
+            executable: try CofferProcess.builtExecutable("coffer-stress"), ["secured-probe"],
+            environment: ["COFFER_LIBSECRET": "libsecret-missing-for-test.so.0"])
+        #expect(probe.stdout.hasPrefix("nil\n"))
+    }
+
     @Test("a bus with no Secret Service provider gives .unavailable naming what to start")
     func noProvider() async throws {
         let result = try await TestKeyring.runInOwnSession("\"$STRESS\" keychain-get item 10000", keyring: false)
