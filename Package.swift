@@ -7,12 +7,14 @@ let package = Package(
     products: [
         .library(name: "Storage", targets: ["Storage"]),
         .library(name: "StorageTesting", targets: ["StorageTesting"]),
+        .library(name: "Authenticator", targets: ["Authenticator"]),
         .executable(name: "coffer", targets: ["coffer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
         .target(
@@ -28,8 +30,17 @@ let package = Package(
             ]
         ),
         .target(
+            name: "Authenticator",
+            dependencies: [
+                "Storage",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "StorageTesting",
-            dependencies: ["Storage"]
+            dependencies: ["Storage", "Authenticator"]
         ),
         .executableTarget(
             name: "coffer",
@@ -47,6 +58,10 @@ let package = Package(
         .testTarget(
             name: "StorageTests",
             dependencies: ["Storage", "StorageTesting"]
+        ),
+        .testTarget(
+            name: "AuthenticatorTests",
+            dependencies: ["Authenticator", "Storage", "StorageTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]
