@@ -1,0 +1,131 @@
+import Foundation
+import Synchronization
+
+/// A ``StorageClient`` that keeps everything in memory, for tests and short-lived tools.
+/// Thread-safe; gone when the instance is.
+public final class MemoryStorageClient: StorageClient, Sendable {
+    private struct State {
+        var accounts: [AccountKey: Account] = [:]
+        var mechanisms: [String: Mechanism] = [:]
+        var notifications: [NotificationKey: PushNotification] = [:]
+        var token: PushDeviceToken?
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty client.
+    public init() {}
+
+    @discardableResult public func setAccount(account: Account) -> Bool {
+        state.withLock { $0.accounts[AccountKey(account)] = account }
+        return true
+    }
+
+    @discardableResult public func removeAccount(account: Account) -> Bool {
+        state.withLock { $0.accounts.removeValue(forKey: AccountKey(account)) != nil }
+    }
+
+    public func getAccount(accountIdentifier: String) -> Account? {
+        state.withLock { $0.accounts.values.first { $0.identifier == accountIdentifier } }
+    }
+
+    public func getAllAccounts() -> [Account] {
+        state.withLock { $0.accounts.values.sorted(by: AccountKey.order) }
+    }
+
+    @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {
+        state.withLock { state in
+            let owner = AccountKey(issuer: mechanism.issuer, accountName: mechanism.accountName)
+            if state.accounts[owner] == nil {
+                state.accounts[owner] = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
+            }
+            state.mechanisms[mechanism.mechanismUUID] = mechanism
+        }
+        return true
+    }
+
+    @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
+        state.withLock { $0.mechanisms.removeValue(forKey: mechanism.mechanismUUID) != nil }
+    }
+
+    public func getMechanismsForAccount(account: Account) -> [Mechanism] {
+        state.withLock { state in
+            state.mechanisms.values
+                .filter { $0.issuer == account.issuer && $0.accountName == account.accountName }
+                .sorted { ($0.timeAdded, $0.mechanismUUID) < ($1.timeAdded, $1.mechanismUUID) }
+        }
+    }
+
+    public func getMechanismForUUID(uuid: String) -> Mechanism? {
+        state.withLock { $0.mechanisms[uuid] }
+    }
+
+    @discardableResult public func setNotification(notification: PushNotification) -> Bool {
+        state.withLock { $0.notifications[NotificationKey(notification)] = notification }
+        return true
+    }
+
+    @discardableResult public func removeNotification(notification: PushNotification) -> Bool {
+        state.withLock { $0.notifications.removeValue(forKey: NotificationKey(notification)) != nil }
+    }
+
+    public func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] {
+        state.withLock { state in
+            state.notifications.values.filter { $0.mechanismUUID == mechanism.mechanismUUID }
+                .sorted { ($0.timeAdded, $0.messageId) < ($1.timeAdded, $1.messageId) }
+        }
+    }
+
+    public func getAllNotifications() -> [PushNotification] {
+        state.withLock { $0.notifications.values.sorted { ($0.timeAdded, $0.messageId) < ($1.timeAdded, $1.messageId) } }
+    }
+
+    @discardableResult public func isEmpty() -> Bool {
+        state.withLock { $0.accounts.isEmpty && $0.mechanisms.isEmpty && $0.notifications.isEmpty }
+    }
+
+    @discardableResult public func setPushDeviceToken(_ token: PushDeviceToken) -> Bool {
+        state.withLock { $0.token = token }
+        return true
+    }
+
+    public func getPushDeviceToken() -> PushDeviceToken? { state.withLock { $0.token } }
+
+    @discardableResult public func removePushDeviceToken() -> Bool {
+        state.withLock { state in
+            defer { state.token = nil }
+            return state.token != nil
+        }
+    }
+}
+
+/// An account's identity as a dictionary key.
+struct AccountKey: Hashable {
+    let issuer: String
+    let accountName: String
+
+    init(issuer: String, accountName: String) {
+        self.issuer = issuer
+        self.accountName = accountName
+    }
+
+    init(_ account: Account) {
+        self.init(issuer: account.issuer, accountName: account.accountName)
+    }
+
+    /// Oldest first, then by issuer and name: the order clients return accounts in.
+    static func order(_ a: Account, _ b: Account) -> Bool {
+        (a.timeAdded, a.issuer, a.accountName) < (b.timeAdded, b.issuer, b.accountName)
+    }
+}
+
+/// A notification's identity (message id within its mechanism) as a dictionary key.
+struct NotificationKey: Hashable {
+    let mechanismUUID: String
+    let messageId: String
+
+    init(_ notification: PushNotification) {
+        mechanismUUID = notification.mechanismUUID
+        messageId = notification.messageId
+    }
+}
