@@ -55,13 +55,22 @@ let package = Package(
             dependencies: ["Storage"],
             path: "Tests/Helpers/StorageStress"
         ),
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "StorageTesting"]
+            dependencies: ["Storage", "StorageTesting", "TestSupport"]
         ),
         .testTarget(
             name: "AuthenticatorTests",
-            dependencies: ["Authenticator", "Storage", "StorageTesting"]
+            dependencies: [
+                "Authenticator", "Storage", "StorageTesting", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

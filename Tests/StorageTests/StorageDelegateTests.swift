@@ -1,3 +1,4 @@
+import TestSupport
 import Storage
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Storage
 import StorageTesting
 import Testing

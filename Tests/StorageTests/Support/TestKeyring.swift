@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The throwaway gnome-keyring that `scripts/test` starts, and helpers for tests that need a

@@ -2,18 +2,20 @@ import Logging
 import Synchronization
 
 /// Collects log lines in memory so tests can check what was (and was not) logged.
-final class LogCapture: Sendable {
-    struct Entry: Sendable {
-        let level: Logger.Level
-        let text: String
+public final class LogCapture: Sendable {
+    public struct Entry: Sendable {
+        public let level: Logger.Level
+        public let text: String
     }
 
     private let entries = Mutex<[Entry]>([])
 
-    var all: [Entry] { entries.withLock { $0 } }
+    public init() {}
+
+    public var all: [Entry] { entries.withLock { $0 } }
 
     /// A logger at `trace` level that writes here.
-    func logger(_ label: String = "test") -> Logger {
+    public func logger(_ label: String = "test") -> Logger {
         var logger = Logger(label: label) { _ in Handler(capture: self) }
         logger.logLevel = .trace
         return logger

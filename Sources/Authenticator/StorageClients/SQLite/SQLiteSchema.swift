@@ -1,0 +1,69 @@
+import GRDB
+
+/// The SQLite schema of ``SQLiteStorageClient``, as versioned migrations.
+///
+/// Secrets (a mechanism's secret and challenge, a notification's challenge) are stored sealed
+/// in BLOB columns; everything else is plain so that every lookup of the ``StorageClient``
+/// protocol is an indexed query.
+enum SQLiteSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: accounts, mechanisms, notifications, device token") { db in
+            try db.create(table: "account") { t in
+                t.column("issuer", .text).notNull()
+                t.column("accountName", .text).notNull()
+                t.column("displayIssuer", .text)
+                t.column("displayAccountName", .text)
+                t.column("imageURL", .text)
+                t.column("backgroundColor", .text)
+                t.column("timeAdded", .double).notNull()
+                t.column("policies", .text)
+                t.column("lockingPolicy", .text)
+                t.column("isLocked", .boolean).notNull()
+                t.primaryKey(["issuer", "accountName"])
+            }
+            try db.create(table: "mechanism") { t in
+                t.column("mechanismUUID", .text).primaryKey()
+                t.column("issuer", .text).notNull()
+                t.column("accountName", .text).notNull()
+                t.column("type", .text).notNull()
+                t.column("secret", .blob).notNull()
+                t.column("algorithm", .text).notNull()
+                t.column("digits", .integer).notNull()
+                t.column("period", .integer).notNull()
+                t.column("counter", .integer).notNull()
+                t.column("uid", .text)
+                t.column("resourceId", .text)
+                t.column("timeAdded", .double).notNull()
+                t.column("registrationEndpoint", .text)
+                t.column("authenticationEndpoint", .text)
+                t.column("messageId", .text)
+                t.column("challenge", .blob)
+                t.foreignKey(["issuer", "accountName"], references: "account", onDelete: .cascade)
+                t.uniqueKey(["issuer", "accountName", "type"])
+            }
+            try db.create(table: "notification") { t in
+                t.column("mechanismUUID", .text).notNull().references("mechanism", onDelete: .cascade)
+                t.column("messageId", .text).notNull()
+                t.column("challenge", .blob).notNull()
+                t.column("ttl", .integer).notNull()
+                t.column("timeAdded", .double).notNull()
+                t.column("pending", .boolean).notNull()
+                t.column("approved", .boolean).notNull()
+                t.column("loadBalanceKey", .text)
+                t.column("message", .text)
+                t.column("customPayload", .text)
+                t.column("numbersChallenge", .text)
+                t.column("contextInfo", .text)
+                t.column("pushType", .text).notNull()
+                t.primaryKey(["mechanismUUID", "messageId"])
+            }
+            try db.create(table: "pushDeviceToken") { t in
+                t.column("id", .integer).primaryKey().check { $0 == 1 }
+                t.column("tokenId", .text).notNull()
+                t.column("timeAdded", .double).notNull()
+            }
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import GRDB
+import Logging
+import Storage
+import Synchronization
+
+/// A ``StorageClient`` on one SQLite file, through GRDB: the `coffer` tool's default.
+///
+/// - WAL mode and a 10-second busy timeout, so several processes can use one file.
+/// - Foreign keys with cascading deletes, an index for every lookup the protocol has, and
+///   versioned migrations (``SQLiteSchema``).
+/// - Secrets sealed field by field with the encryptor you pass, each bound to its row (a
+///   sealed secret copied to another row does not open).
+/// - The file is created 0600 (and its directory 0700).
+///
+/// The protocol answers with `Bool`s and optionals, so failures cannot be thrown: each failing
+/// call returns `false`, `nil` or `[]`, logs its cause (never a secret) and keeps it in
+/// ``lastError``. A row that cannot be decrypted or decoded is left out of results, logged, and
+/// counted in ``unreadableRecordCount``; it is never deleted.
+public final class SQLiteStorageClient: StorageClient, Sendable {
+    /// The database file.
+    public let path: String
+    private let database: DatabasePool
+    private let sealer: FieldSealer
+    private let logger: Logger
+    private let failures = Mutex<(last: (any Error)?, unreadable: Int)>((nil, 0))
+
+    /// Opens (creating and migrating when needed) the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - encryptor: Seals secrets field by field, for example
+    ///     `AESGCMEncryptor(keyAlias:keyStore:)` or `SecuredKeyEncryptor()`.
+    ///   - logger: Receives a line for every failure (without secrets).
+    public init(path: String, encryptor: any Encryptor, logger: Logger = Logger(label: "org.coffer.authenticator.sqlite")) throws {
+        self.path = path
+        self.sealer = FieldSealer(encryptor: encryptor)
+        self.logger = logger
+        try Self.createPrivately(path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        database = try DatabasePool(path: path, configuration: configuration)
+        try SQLiteSchema.migrator.migrate(database)
+    }
+
+    /// The cause of the most recent failed call, if any.
+    public var lastError: (any Error)? { failures.withLock { $0.last } }
+
+    /// How many rows could not be read back (wrong key, damaged) since this client was opened.
+    public var unreadableRecordCount: Int { failures.withLock { $0.unreadable } }
+
+    /// Runs `PRAGMA integrity_check` and returns its findings (`["ok"]` when the file is sound).
+    public func integrityCheck() throws -> [String] {
+        try database.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+    }
+
+    // MARK: - Accounts
+
+    @discardableResult public func setAccount(account: Account) -> Bool {
+        attempt("setAccount") {
+            try database.write { db in
+                try db.execute(sql: """
+                    INSERT INTO account (issuer, accountName, displayIssuer, displayAccountName, imageURL, backgroundColor,
+                                         timeAdded, policies, lockingPolicy, isLocked)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (issuer, accountName) DO UPDATE SET
+                        displayIssuer = excluded.displayIssuer, displayAccountName = excluded.displayAccountName,
+                        imageURL = excluded.imageURL, backgroundColor = excluded.backgroundColor,
+                        timeAdded = excluded.timeAdded, policies = excluded.policies,
+                        lockingPolicy = excluded.lockingPolicy, isLocked = excluded.isLocked
+                    """, arguments: [account.issuer, account.accountName, account.displayIssuer, account.displayAccountName,
+                                     account.imageURL, account.backgroundColor, account.timeAdded.timeIntervalSince1970,
+                                     account.policies, account.lockingPolicy, account.isLocked])
+            }
+            return true
+        } ?? false
+    }
+
+    @discardableResult public func removeAccount(account: Account) -> Bool {
+        attempt("removeAccount") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM account WHERE issuer = ? AND accountName = ?",
+                               arguments: [account.issuer, account.accountName])
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    public func getAccount(accountIdentifier: String) -> Account? {
+        let parts = IdentifierCoding.split(accountIdentifier)
+        guard parts.count == 2 else { return nil }
+        return attempt("getAccount") {
+            try database.read { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM account WHERE issuer = ? AND accountName = ?", arguments: [parts[0], parts[1]])
+                    .map(Self.account)
+            }
+        } ?? nil
+    }
+
+    public func getAllAccounts() -> [Account] {
+        attempt("getAllAccounts") {
+            try database.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM account ORDER BY timeAdded, issuer, accountName").map(Self.account)
+            }
+        } ?? []
+    }
+
+    // MARK: - Mechanisms
+
+    @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {
+        attempt("setMechanism") {
+            let field = "mechanism/\(mechanism.mechanismUUID)"
+            let secret = try sealer.seal(mechanism.secret, for: "\(field)/secret")
+            let challenge = try mechanism.challenge.map { try sealer.seal($0, for: "\(field)/challenge") }
+            try database.write { db in
+                try db.execute(sql: """
+                    INSERT INTO account (issuer, accountName, timeAdded, isLocked) VALUES (?, ?, ?, 0)
+                    ON CONFLICT (issuer, accountName) DO NOTHING
+                    """, arguments: [mechanism.issuer, mechanism.accountName, mechanism.timeAdded.timeIntervalSince1970])
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO mechanism (mechanismUUID, issuer, accountName, type, secret, algorithm, digits, period,
+                        counter, uid, resourceId, timeAdded, registrationEndpoint, authenticationEndpoint, messageId, challenge)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [mechanism.mechanismUUID, mechanism.issuer, mechanism.accountName, mechanism.type.rawValue,
+                                     secret, mechanism.algorithm.rawValue, mechanism.digits, mechanism.period,
+                                     Int64(bitPattern: mechanism.counter), mechanism.uid, mechanism.resourceId,
+                                     mechanism.timeAdded.timeIntervalSince1970, mechanism.registrationEndpoint?.absoluteString,
+                                     mechanism.authenticationEndpoint?.absoluteString, mechanism.messageId, challenge])
+            }
+            return true
+        } ?? false
+    }
+
+    @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
+        attempt("removeMechanism") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM mechanism WHERE mechanismUUID = ?", arguments: [mechanism.mechanismUUID])
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    public func getMechanismsForAccount(account: Account) -> [Mechanism] {
+        readMechanisms("getMechanismsForAccount", sql: "WHERE issuer = ? AND accountName = ? ORDER BY timeAdded, mechanismUUID",
+                       arguments: [account.issuer, account.accountName])
+    }
+
+    public func getMechanismForUUID(uuid: String) -> Mechanism? {
+        readMechanisms("getMechanismForUUID", sql: "WHERE mechanismUUID = ?", arguments: [uuid]).first
+    }
+
+    // MARK: - Notifications
+
+    @discardableResult public func setNotification(notification: PushNotification) -> Bool {
+        attempt("setNotification") {
+            let challenge = try sealer.seal(notification.challenge, for: Self.field(notification))
+            try database.write { db in
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO notification (mechanismUUID, messageId, challenge, ttl, timeAdded, pending, approved,
+                        loadBalanceKey, message, customPayload, numbersChallenge, contextInfo, pushType)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [notification.mechanismUUID, notification.messageId, challenge, notification.ttl,
+                                     notification.timeAdded.timeIntervalSince1970, notification.pending, notification.approved,
+                                     notification.loadBalanceKey, notification.message, notification.customPayload,
+                                     notification.numbersChallenge, notification.contextInfo, notification.pushType])
+            }
+            return true
+        } ?? false
+    }
+
+    @discardableResult public func removeNotification(notification: PushNotification) -> Bool {
+        attempt("removeNotification") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM notification WHERE mechanismUUID = ? AND messageId = ?",
+                               arguments: [notification.mechanismUUID, notification.messageId])
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    public func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] {
+        readNotifications("getAllNotificationsForMechanism", sql: "WHERE mechanismUUID = ? ORDER BY timeAdded, messageId",
+                          arguments: [mechanism.mechanismUUID])
+    }
+
+    public func getNotification(messageId: String, mechanism: Mechanism) -> PushNotification? {
+        readNotifications("getNotification", sql: "WHERE mechanismUUID = ? AND messageId = ?",
+                          arguments: [mechanism.mechanismUUID, messageId]).first
+    }
+
+    public func getAllNotifications() -> [PushNotification] {
+        readNotifications("getAllNotifications", sql: "ORDER BY timeAdded, messageId", arguments: [])
+    }
+
+    @discardableResult public func isEmpty() -> Bool {
+        attempt("isEmpty") {
+            try database.read { db in
+                try Bool.fetchOne(db, sql: """
+                    SELECT NOT EXISTS (SELECT 1 FROM account) AND NOT EXISTS (SELECT 1 FROM mechanism)
+                       AND NOT EXISTS (SELECT 1 FROM notification)
+                    """) ?? true
+            }
+        } ?? false
+    }
+
+    // MARK: - Push device token
+
+    @discardableResult public func setPushDeviceToken(_ token: PushDeviceToken) -> Bool {
+        attempt("setPushDeviceToken") {
+            try database.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO pushDeviceToken (id, tokenId, timeAdded) VALUES (1, ?, ?)",
+                               arguments: [token.tokenId, token.timeAdded.timeIntervalSince1970])
+            }
+            return true
+        } ?? false
+    }
+
+    public func getPushDeviceToken() -> PushDeviceToken? {
+        attempt("getPushDeviceToken") {
+            try database.read { db in
+                try Row.fetchOne(db, sql: "SELECT tokenId, timeAdded FROM pushDeviceToken WHERE id = 1").map {
+                    PushDeviceToken(tokenId: $0["tokenId"], timeAdded: Date(timeIntervalSince1970: $0["timeAdded"]))
+                }
+            }
+        } ?? nil
+    }
+
+    @discardableResult public func removePushDeviceToken() -> Bool {
+        attempt("removePushDeviceToken") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM pushDeviceToken")
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    // MARK: - Reading rows
+
+    private func readMechanisms(_ operation: String, sql: String, arguments: StatementArguments) -> [Mechanism] {
+        let rows = attempt(operation) { try database.read { try Row.fetchAll($0, sql: "SELECT * FROM mechanism " + sql, arguments: arguments) } } ?? []
+        return rows.compactMap { row in readable(operation, "mechanism \(row["mechanismUUID"] as String? ?? "?")") { try mechanism(row) } }
+    }
+
+    private func readNotifications(_ operation: String, sql: String, arguments: StatementArguments) -> [PushNotification] {
+        let rows = attempt(operation) { try database.read { try Row.fetchAll($0, sql: "SELECT * FROM notification " + sql, arguments: arguments) } } ?? []
+        return rows.compactMap { row in readable(operation, "notification \(row["messageId"] as String? ?? "?")") { try notification(row) } }
+    }
+
+    private static func account(_ row: Row) -> Account {
+        Account(
+            issuer: row["issuer"], accountName: row["accountName"], displayIssuer: row["displayIssuer"],
+            displayAccountName: row["displayAccountName"], imageURL: row["imageURL"], backgroundColor: row["backgroundColor"],
+            timeAdded: Date(timeIntervalSince1970: row["timeAdded"]), policies: row["policies"],
+            lockingPolicy: row["lockingPolicy"], isLocked: row["isLocked"])
+    }
+
+    private func mechanism(_ row: Row) throws -> Mechanism {
+        let uuid: String = row["mechanismUUID"]
+        let field = "mechanism/\(uuid)"
+        guard let type = MechanismType(rawValue: row["type"]), let algorithm = OathAlgorithm(rawValue: row["algorithm"]) else {
+            throw StorageError.corrupted(location: "\(path) \(field)", reason: "unknown mechanism type or algorithm")
+        }
+        let challenge: Data? = row["challenge"]
+        return Mechanism(
+            mechanismUUID: uuid, issuer: row["issuer"], accountName: row["accountName"], type: type,
+            secret: try sealer.open(row["secret"], for: "\(field)/secret"), algorithm: algorithm,
+            digits: row["digits"], period: row["period"], counter: UInt64(bitPattern: row["counter"]), uid: row["uid"],
+            resourceId: row["resourceId"], timeAdded: Date(timeIntervalSince1970: row["timeAdded"]),
+            registrationEndpoint: (row["registrationEndpoint"] as String?).flatMap(URL.init(string:)),
+            authenticationEndpoint: (row["authenticationEndpoint"] as String?).flatMap(URL.init(string:)),
+            messageId: row["messageId"], challenge: try challenge.map { try sealer.open($0, for: "\(field)/challenge") })
+    }
+
+    private func notification(_ row: Row) throws -> PushNotification {
+        var notification = PushNotification(
+            messageId: row["messageId"], mechanismUUID: row["mechanismUUID"], challenge: "", ttl: row["ttl"],
+            timeAdded: Date(timeIntervalSince1970: row["timeAdded"]), pending: row["pending"], approved: row["approved"],
+            loadBalanceKey: row["loadBalanceKey"], message: row["message"], customPayload: row["customPayload"],
+            numbersChallenge: row["numbersChallenge"], contextInfo: row["contextInfo"], pushType: row["pushType"])
+        notification.challenge = try sealer.open(row["challenge"], for: Self.field(notification))
+        return notification
+    }
+
+    private static func field(_ notification: PushNotification) -> String {
+        "notification/\(notification.mechanismUUID)/\(notification.messageId)/challenge"
+    }
+
+    // MARK: - Failures
+
+    /// Runs `body`; on failure records and logs the error and returns `nil`.
+    private func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
+        do {
+            return try body()
+        } catch {
+            failures.withLock { $0.last = error }
+            logger.error("\(operation) failed", metadata: ["error": "\(error)", "database": "\(path)"])
+            return nil
+        }
+    }
+
+    /// Decodes one row; a row that cannot be read is logged, counted and left out.
+    private func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
+        do {
+            return try body()
+        } catch {
+            failures.withLock {
+                $0.last = error
+                $0.unreadable += 1
+            }
+            logger.error("\(operation): a stored record cannot be read and is left out",
+                         metadata: ["record": "\(record)", "error": "\(error)", "database": "\(path)"])
+            return nil
+        }
+    }
+
+    private static func createPrivately(_ path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: directory.path) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StorageError.io(operation: "create", path: path, code: errno) }
+        fchmod(fd, 0o600)
+        close(fd)
+    }
+}

@@ -1,0 +1,37 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Runs async work to completion from synchronous code (the ``StorageClient`` protocol is
+/// synchronous; encryptors and key stores are async).
+///
+/// The work runs on a task executor of its own, backed by a dispatch queue, never on Swift's
+/// cooperative pool, so blocking the calling thread (which may itself be a cooperative thread)
+/// cannot starve the work it waits for.
+enum SyncBridge {
+    private final class QueueExecutor: TaskExecutor {
+        let queue = DispatchQueue(label: "org.coffer.authenticator.sync-bridge", attributes: .concurrent)
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            let executor = asUnownedTaskExecutor()
+            queue.async { job.runSynchronously(on: executor) }
+        }
+    }
+
+    private static let executor = QueueExecutor()
+
+    /// Runs `work` and blocks until it finishes.
+    static func run<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
+        let result = Mutex<Result<R, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: executor) {
+            let outcome: Result<R, any Error>
+            do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+}

@@ -1,0 +1,105 @@
+import Authenticator
+import Logging
+import Foundation
+import TestSupport
+import GRDB
+import Storage
+import StorageTesting
+import Testing
+
+@Suite("SQLiteStorageClient on real SQLite files")
+struct SQLiteStorageClientTests {
+    func makeClient(_ path: String, keys: any KeyStore = MemoryKeyStore(), logger: Logger? = nil) throws -> SQLiteStorageClient {
+        try SQLiteStorageClient(
+            path: path, encryptor: AESGCMEncryptor(keyAlias: "authenticator", keyStore: keys),
+            logger: logger ?? Logger(label: "test"))
+    }
+
+    @Test("conforms")
+    func conforms() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await StorageClientConformance(makeClient: {
+            try makeClient(directory.appending("\(UUID().uuidString).sqlite").path)
+        }).run()
+    }
+
+    @Test("secrets are sealed in the file; the file is 0600 in a 0700 directory; data survives reopening")
+    func sealedAtRest() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("new/authenticator.sqlite").path
+        let keys = MemoryKeyStore()
+        let secret = "JBSWY3DPEHPK3PXPSECRETMARKER"
+        do {
+            let client = try makeClient(path, keys: keys)
+            client.setMechanism(mechanism: Mechanism(mechanismUUID: "m", issuer: "I", accountName: "a", type: .push,
+                                                     secret: secret, challenge: "CHALLENGEMARKER"))
+            client.setNotification(notification: PushNotification(messageId: "n", mechanismUUID: "m", challenge: "NOTIFYMARKER"))
+            #expect(try client.integrityCheck() == ["ok"])
+        }
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.appending("new").path) {
+            let bytes = try Data(contentsOf: directory.appending("new/\(file)"))
+            for marker in ["SECRETMARKER", "CHALLENGEMARKER", "NOTIFYMARKER"] {
+                #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) in \(file)")
+            }
+        }
+        #expect(try permissions(of: URL(fileURLWithPath: path)) == 0o600)
+        #expect(try permissions(of: directory.appending("new")) == 0o700)
+        let reopened = try makeClient(path, keys: keys)
+        #expect(reopened.getMechanismForUUID(uuid: "m")?.secret == secret)
+        #expect(reopened.getAllNotifications().first?.challenge == "NOTIFYMARKER")
+    }
+
+    @Test("a sealed secret copied to another row is reported, counted and left in place, never returned")
+    func swappedSecret() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let logs = LogCapture()
+        let client = try makeClient(path, logger: logs.logger())
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "alice", issuer: "I", accountName: "alice", type: .totp, secret: "AAAAAAAA"))
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "bob", issuer: "I", accountName: "bob", type: .totp, secret: "BBBBBBBB"))
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE mechanism SET secret = (SELECT secret FROM mechanism WHERE mechanismUUID = 'alice') WHERE mechanismUUID = 'bob'")
+        }
+        #expect(client.getMechanismForUUID(uuid: "bob") == nil)
+        #expect(client.getMechanismForUUID(uuid: "alice")?.secret == "AAAAAAAA")
+        #expect(client.unreadableRecordCount == 1)
+        #expect(client.lastError is StorageError)
+        #expect(logs.all.contains { $0.level == .error && $0.text.contains("mechanism bob") })
+        #expect(!logs.all.contains { $0.text.contains("AAAAAAAA") })
+        let rows = try queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM mechanism") }
+        #expect(rows == 2, "the unreadable row is kept")
+    }
+
+    @Test("opening with the wrong key reads nothing and says so")
+    func wrongKey() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        try makeClient(path).setMechanism(mechanism: Mechanism(mechanismUUID: "m", issuer: "I", accountName: "a", type: .totp, secret: "AAAAAAAA"))
+        let other = try makeClient(path)
+        #expect(other.getAllAccounts().count == 1, "accounts hold no secrets and stay readable")
+        #expect(other.getMechanismForUUID(uuid: "m") == nil)
+        #expect(other.unreadableRecordCount == 1)
+        #expect(other.lastError.map { "\($0)" }?.contains("Could not decrypt") == true)
+    }
+
+    @Test("removing an account removes its mechanisms and notifications in the file")
+    func cascade() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let keys = MemoryKeyStore()
+        let client = try makeClient(path, keys: keys)
+        let push = Mechanism(mechanismUUID: "m", issuer: "I", accountName: "a", type: .push, secret: "c2VjcmV0")
+        client.setMechanism(mechanism: push)
+        client.setNotification(notification: PushNotification(messageId: "n", mechanismUUID: "m", challenge: "Y2g="))
+        #expect(client.removeAccount(account: Account(issuer: "I", accountName: "a")))
+        let fresh = try makeClient(path, keys: keys)
+        #expect(fresh.isEmpty())
+        #expect(fresh.getMechanismForUUID(uuid: "m") == nil)
+    }
+}
