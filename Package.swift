@@ -52,7 +52,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coffer-stress",
-            dependencies: ["Storage"],
+            dependencies: ["Storage", "Authenticator"],
             path: "Tests/Helpers/StorageStress"
         ),
         .target(

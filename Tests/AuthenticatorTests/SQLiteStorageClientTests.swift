@@ -103,3 +103,34 @@ struct SQLiteStorageClientTests {
         #expect(fresh.getMechanismForUUID(uuid: "m") == nil)
     }
 }
+
+@Suite("SQLiteStorageClient shared by processes")
+struct SQLiteProcessTests {
+    @Test("four processes adding accounts to one file lose nothing")
+    func processesLoseNothing() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let database = directory.appending("shared.sqlite").path
+        let keys = directory.appending("keys").path
+        let stress = try CofferProcess.builtExecutable("coffer-stress")
+        try await withThrowingTaskGroup(of: (Int, Int32, String).self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    let result = try await CofferProcess.run(executable: stress, ["sqlite-add", database, keys, "\(writer)", "100"])
+                    return (writer, result.status, result.stderr)
+                }
+            }
+            for try await (writer, status, stderr) in group { #expect(status == 0, "writer \(writer): \(stderr)") }
+        }
+        let client = try SQLiteStorageClient(
+            path: database, encryptor: AESGCMEncryptor(keyAlias: "authenticator", keyStore: FileKeyStore(directory: URL(fileURLWithPath: keys))))
+        #expect(client.getAllAccounts().count == 400)
+        for writer in 0..<4 {
+            for index in 0..<100 where client.getMechanismForUUID(uuid: "w\(writer)-\(index)") == nil {
+                Issue.record("mechanism w\(writer)-\(index) is missing")
+            }
+        }
+        #expect(client.unreadableRecordCount == 0, "every process sealed with the same key")
+        #expect(try client.integrityCheck() == ["ok"])
+    }
+}

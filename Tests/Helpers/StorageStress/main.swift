@@ -8,9 +8,11 @@
 //   coffer-stress keychain-lock                    locks the default collection
 //   coffer-stress secured-probe                    prints "available" or "nil" for SecuredKeyEncryptor()
 //   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
+//   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
 //
 // Exit status 0 when every operation succeeded; otherwise problems go to stderr and the status
 // is 1.
+import Authenticator
 import Foundation
 import Storage
 
@@ -98,6 +100,23 @@ case "strongbox":
         print(FileManager.default.fileExists(atPath: keyFile) ? "key file present" : "no key file")
     } catch {
         fail(["strongbox: \(error)"])
+    }
+
+case "sqlite-add":
+    guard arguments.count == 5, let count = Int(arguments[4]) else { fail([usage]) }
+    do {
+        let client = try SQLiteStorageClient(
+            path: arguments[1],
+            encryptor: AESGCMEncryptor(keyAlias: "authenticator", keyStore: FileKeyStore(directory: URL(fileURLWithPath: arguments[2]))))
+        var problems: [String] = []
+        for index in 0..<count {
+            let mechanism = Mechanism(mechanismUUID: "w\(arguments[3])-\(index)", issuer: "Writer \(arguments[3])",
+                                      accountName: "user \(index)", type: .totp, secret: "JBSWY3DPEHPK3PXP")
+            if !client.setMechanism(mechanism: mechanism) { problems.append("add \(index): \(client.lastError.map { "\($0)" } ?? "?")") }
+        }
+        if !problems.isEmpty { fail(problems) }
+    } catch {
+        fail(["open: \(error)"])
     }
 
 default:

@@ -1,24 +1,24 @@
 import Foundation
 
 /// Runs the built `coffer` binary as a child process, as a person would.
-struct CofferProcess {
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+public struct CofferProcess: Sendable {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
         /// Whether the process was killed for running past its deadline.
-        let timedOut: Bool
+        public let timedOut: Bool
         /// How long it ran.
-        let elapsed: Duration
+        public let elapsed: Duration
     }
 
     /// The `coffer` executable built beside the test bundle.
-    static var executable: URL {
+    public static var executable: URL {
         get throws { try builtExecutable("coffer") }
     }
 
     /// An executable product of this package, built beside the test bundle.
-    static func builtExecutable(_ name: String) throws -> URL {
+    public static func builtExecutable(_ name: String) throws -> URL {
             var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             // The test bundle is `.build/<config>/CofferPackageTests.xctest`; on some platforms the
             // binary sits deeper inside it.
@@ -31,11 +31,15 @@ struct CofferProcess {
                 "the \(name) executable was not built next to the tests; run `swift build` first"])
     }
 
-    let dataDirectory: URL
+    public let dataDirectory: URL
+
+    public init(dataDirectory: URL) {
+        self.dataDirectory = dataDirectory
+    }
 
     /// Runs `coffer` with `arguments`, `COFFER_HOME` set to the data directory, optional input.
     @discardableResult
-    func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> Result {
+    public func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> Result {
         try await Self.run(executable: Self.executable, arguments, input: input,
                            environment: ["COFFER_HOME": dataDirectory.path].merging(environment) { $1 })
     }
@@ -47,7 +51,7 @@ struct CofferProcess {
     /// daemons it leaves behind can neither keep us waiting for end-of-file nor escape the
     /// watchdog, which kills the child's whole process group after `deadline` (the result then
     /// says `timedOut`), and no thread is blocked while it runs.
-    static func run(
+    public static func run(
         executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:],
         removing removed: [String] = [], deadline: Duration = .seconds(120)
     ) async throws -> Result {
@@ -109,7 +113,7 @@ struct CofferProcess {
 }
 
 extension Duration {
-    var seconds: Double {
+    public var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
