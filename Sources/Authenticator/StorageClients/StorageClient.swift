@@ -97,3 +97,10 @@ extension StorageClient {
     /// Not supported by clients written to the spec: returns `false`.
     @discardableResult public func removePushDeviceToken() -> Bool { false }
 }
+
+/// A storage client that keeps the cause of its last failure, since the ``StorageClient``
+/// protocol can only answer `false` or `nil`. ``AuthenticatorClient`` reports it in its errors.
+public protocol StorageClientDiagnostics {
+    /// The cause of the most recent failed call, if any.
+    var lastError: (any Error)? { get }
+}

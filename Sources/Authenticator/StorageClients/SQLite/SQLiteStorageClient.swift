@@ -17,7 +17,7 @@ import Synchronization
 /// call returns `false`, `nil` or `[]`, logs its cause (never a secret) and keeps it in
 /// ``lastError``. A row that cannot be decrypted or decoded is left out of results, logged, and
 /// counted in ``unreadableRecordCount``; it is never deleted.
-public final class SQLiteStorageClient: StorageClient, Sendable {
+public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics, Sendable {
     /// The database file.
     public let path: String
     private let database: DatabasePool

@@ -104,11 +104,13 @@ public struct FileStorageConfiguration: Sendable {
     public init() {}
 }
 
-/// Picks the key store for file backends.
-enum KeyStoreSelection {
+/// Picks the key store for data kept in files: the OS keyring when preferred and usable, else a
+/// 0600 key file.
+public enum KeyStoreSelection {
     /// With `strongBoxPreferred`, a ``SecretServiceKeyStore`` when the keyring is usable now; else
-    /// (or without the preference) a ``FileKeyStore`` in `directory/keys`. Logs the choice.
-    static func forFiles(in directory: URL, strongBoxPreferred: Bool, logger: Logger) -> any KeyStore {
+    /// (or without the preference) a ``FileKeyStore`` in `directory/keys`. Logs the choice. The
+    /// check blocks for up to 3 seconds on an unresponsive keyring.
+    public static func forFiles(in directory: URL, strongBoxPreferred: Bool, logger: Logger) -> any KeyStore {
         let fileStore = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
         guard strongBoxPreferred else { return fileStore }
         if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {

@@ -1,0 +1,197 @@
+import Foundation
+import Logging
+
+/// An account with what belongs to it, as ``AuthenticatorClient`` assembles it.
+public struct AccountEntry: Sendable, Equatable {
+    /// The account.
+    public var account: Account
+    /// Its mechanisms.
+    public var mechanisms: [Mechanism]
+    /// The notifications of its push mechanisms.
+    public var notifications: [PushNotification]
+}
+
+/// Manages accounts through a ``StorageClient``: adds them from URIs, lists them with their
+/// mechanisms and notifications, removes them with everything they own, locks and unlocks
+/// them, and generates codes.
+///
+/// The storage client is called under one lock, so a client that is not thread-safe (like the
+/// spec's example) is never called concurrently.
+public final class AuthenticatorClient: @unchecked Sendable {
+    // @unchecked Sendable: `storage` (which need not be thread-safe) and `cache` are read and
+    // written only while `lock` is held (see `withStorage` and `accounts()`); the other
+    // properties are immutable and Sendable.
+    private let lock = NSLock()
+    private let storage: any StorageClient
+    private var cache: [AccountEntry]?
+    private let enableCredentialCache: Bool
+    private let clock: @Sendable () -> Date
+    /// Receives a line for every refused or failed operation.
+    public let logger: Logger
+
+    /// Creates a client over `storage`.
+    ///
+    /// - Parameters:
+    ///   - enableCredentialCache: Keep the assembled account list in memory between calls (it is
+    ///     rebuilt after every change made through this client).
+    ///   - clock: The time used for TOTP codes and new records; injectable for tests.
+    public init(
+        storage: any StorageClient, enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
+        clock: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.storage = storage
+        self.enableCredentialCache = enableCredentialCache
+        self.logger = logger
+        self.clock = clock
+    }
+
+    // MARK: - Accounts
+
+    /// Adds the account and mechanism(s) of an `otpauth://`, `pushauth://` or `mfauth://` URI.
+    ///
+    /// - Throws: ``AuthenticatorError/invalidURI(_:)`` naming the bad parameter,
+    ///   ``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)`` when the account
+    ///   already has a mechanism of that type, ``AuthenticatorError/storageFailed(operation:cause:)``.
+    @discardableResult
+    public func addAccount(uri: String) throws(AuthenticatorError) -> AccountEntry {
+        let parsed: MechanismURI.Parsed
+        do {
+            parsed = try MechanismURI.parse(uri, now: clock())
+        } catch {
+            logger.notice("refused a URI", metadata: ["reason": "\(error.errorDescription ?? "")"])
+            throw .invalidURI(error)
+        }
+        return try withStorage { (storage) throws(AuthenticatorError) in
+            let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
+            let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
+            for mechanism in parsed.mechanisms where current.contains(where: { $0.type == mechanism.type }) {
+                throw .duplicateMechanism(type: mechanism.type, issuer: mechanism.issuer, accountName: mechanism.accountName)
+            }
+            var account = parsed.account
+            if let existing { account.timeAdded = existing.timeAdded }
+            try write(storage.setAccount(account: account), "store the account", storage)
+            for mechanism in parsed.mechanisms {
+                try write(storage.setMechanism(mechanism: mechanism), "store the \(mechanism.type.rawValue) mechanism", storage)
+            }
+            return AccountEntry(account: account, mechanisms: current + parsed.mechanisms, notifications: [])
+        }
+    }
+
+    /// Every account with its mechanisms and notifications, oldest first.
+    public func accounts() -> [AccountEntry] {
+        lock.withLock {
+            if enableCredentialCache, let cached = cache { return cached }
+            let entries = storage.getAllAccounts().map { account in
+                let mechanisms = storage.getMechanismsForAccount(account: account)
+                return AccountEntry(
+                    account: account, mechanisms: mechanisms,
+                    notifications: mechanisms.filter { $0.type == .push }.flatMap { storage.getAllNotificationsForMechanism(mechanism: $0) })
+            }
+            if enableCredentialCache { cache = entries }
+            return entries
+        }
+    }
+
+    /// The account with `identifier` (see ``Account/identifier``), with what belongs to it.
+    public func account(identifier: String) -> AccountEntry? {
+        accounts().first { $0.account.identifier == identifier }
+    }
+
+    /// Removes `account` with all its mechanisms and their notifications from storage (not just
+    /// from what this client has seen).
+    public func removeAccount(_ account: Account) throws(AuthenticatorError) {
+        try withStorage { (storage) throws(AuthenticatorError) in
+            guard let stored = storage.getAccount(accountIdentifier: account.identifier) else {
+                throw .notFound("The account \(account.issuer) / \(account.accountName)")
+            }
+            for mechanism in storage.getMechanismsForAccount(account: stored) {
+                for notification in storage.getAllNotificationsForMechanism(mechanism: mechanism) {
+                    try write(storage.removeNotification(notification: notification), "remove a notification", storage)
+                }
+                try write(storage.removeMechanism(mechanism: mechanism), "remove a mechanism", storage)
+            }
+            try write(storage.removeAccount(account: stored), "remove the account", storage)
+        }
+    }
+
+    /// Locks `account` under `policy`: it generates no codes until ``unlock(_:)``.
+    public func lock(_ account: Account, policy: String) throws(AuthenticatorError) {
+        try setLocked(account, policy: policy)
+    }
+
+    /// Unlocks `account`.
+    public func unlock(_ account: Account) throws(AuthenticatorError) {
+        try setLocked(account, policy: nil)
+    }
+
+    // MARK: - Codes
+
+    /// The current code of an OATH mechanism.
+    ///
+    /// For HOTP the counter is advanced and stored *before* the code is returned; if storing
+    /// fails, no code is returned and the stored counter is unchanged.
+    public func code(for mechanism: Mechanism) throws(AuthenticatorError) -> OathCode {
+        let now = clock()
+        return try withStorage { (storage) throws(AuthenticatorError) in
+            guard var current = storage.getMechanismForUUID(uuid: mechanism.mechanismUUID) else {
+                throw .notFound("The mechanism \(mechanism.mechanismUUID)")
+            }
+            if let owner = storage.getAccount(accountIdentifier: current.accountIdentifier), owner.isLocked {
+                throw .accountLocked(issuer: owner.issuer, accountName: owner.accountName, policy: owner.lockingPolicy)
+            }
+            let secret: Data
+            do { secret = try Base32.decode(current.secret) } catch { throw .invalidSecret((error as? LocalizedError)?.errorDescription ?? "not base32") }
+            do {
+                switch current.type {
+                case .totp:
+                    return try OathGenerator.totp(secret: secret, at: now, period: current.period, digits: current.digits,
+                                                  algorithm: current.algorithm)
+                case .hotp:
+                    let code = try OathGenerator.hotp(secret: secret, counter: current.counter, digits: current.digits,
+                                                      algorithm: current.algorithm)
+                    current.counter += 1
+                    try write(storage.setMechanism(mechanism: current), "store the advanced HOTP counter", storage)
+                    return OathCode(code: code, validFrom: now, validUntil: nil)
+                case .push:
+                    throw AuthenticatorError.notAnOathMechanism
+                }
+            } catch let error as AuthenticatorError {
+                throw error
+            } catch {
+                throw .invalidSecret("\(error)")
+            }
+        }
+    }
+
+    // MARK: - Private
+
+    private func setLocked(_ account: Account, policy: String?) throws(AuthenticatorError) {
+        try withStorage { (storage) throws(AuthenticatorError) in
+            guard var stored = storage.getAccount(accountIdentifier: account.identifier) else {
+                throw .notFound("The account \(account.issuer) / \(account.accountName)")
+            }
+            stored.isLocked = policy != nil
+            stored.lockingPolicy = policy
+            try write(storage.setAccount(account: stored), policy == nil ? "unlock the account" : "lock the account", storage)
+        }
+    }
+
+    /// Runs `body` with the storage under the lock and forgets the cached account list.
+    private func withStorage<R>(_ body: (any StorageClient) throws(AuthenticatorError) -> R) throws(AuthenticatorError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        cache = nil
+        do {
+            return try body(storage)
+        } catch {
+            logger.notice("authenticator operation refused", metadata: ["reason": "\(error.errorDescription ?? "")"])
+            throw error
+        }
+    }
+
+    private func write(_ succeeded: Bool, _ operation: String, _ storage: any StorageClient) throws(AuthenticatorError) {
+        guard succeeded else {
+            throw .storageFailed(operation: operation, cause: (storage as? any StorageClientDiagnostics)?.lastError)
+        }
+    }
+}
