@@ -27,10 +27,8 @@ public enum IdentityBinding {
         return data
     }
 
-    /// Returns the payload of `data` after checking that it was wrapped with `identity`.
-    ///
-    /// - Parameter location: Where the data came from, for error messages.
-    public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
+    /// The identity `data` was wrapped with.
+    public static func identity(of data: Data, location: String) throws(StorageError) -> String {
         let data = Data(data)
         let headerSize = magic.count + 2
         guard data.count >= headerSize, Array(data.prefix(magic.count)) == magic else {
@@ -40,10 +38,18 @@ public enum IdentityBinding {
         guard data.count >= headerSize + length else {
             throw .corrupted(location: location, reason: "the identity binding is truncated")
         }
-        let found = String(decoding: data[headerSize..<(headerSize + length)], as: UTF8.self)
+        return String(decoding: data[headerSize..<(headerSize + length)], as: UTF8.self)
+    }
+
+    /// Returns the payload of `data` after checking that it was wrapped with `identity`.
+    ///
+    /// - Parameter location: Where the data came from, for error messages.
+    public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
+        let data = Data(data)
+        let found = try Self.identity(of: data, location: location)
         guard found == identity else {
             throw .identityMismatch(location: location, expected: identity, found: found)
         }
-        return data[(headerSize + length)...]
+        return data[(magic.count + 2 + Data(found.utf8).count)...]
     }
 }

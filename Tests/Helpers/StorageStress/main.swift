@@ -9,6 +9,7 @@
 //   coffer-stress secured-probe                    prints "available" or "nil" for SecuredKeyEncryptor()
 //   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
 //   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
+//   coffer-stress keychain-client-probe            tries OathKeychainStorage().setAccount; prints the outcome
 //
 // Exit status 0 when every operation succeeded; otherwise problems go to stderr and the status
 // is 1.
@@ -100,6 +101,15 @@ case "strongbox":
         print(FileManager.default.fileExists(atPath: keyFile) ? "key file present" : "no key file")
     } catch {
         fail(["strongbox: \(error)"])
+    }
+
+case "keychain-client-probe":
+    let client = OathKeychainStorage()
+    print("setAccount=\(client.setAccount(account: Account(issuer: "I", accountName: "a")))")
+    if case .failedToEncrypt(let cause)? = client.lastError as? EncryptorError, case .unavailable? = cause as? KeychainError {
+        print("lastError=unavailable")
+    } else {
+        print("lastError=\(client.lastError.map { "\($0)" } ?? "nil")")
     }
 
 case "sqlite-add":

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import Logging
 import Storage
-import Synchronization
 
 /// A ``StorageClient`` on one SQLite file, through GRDB: the `coffer` tool's default.
 ///
@@ -22,8 +21,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     public let path: String
     private let database: DatabasePool
     private let sealer: FieldSealer
-    private let logger: Logger
-    private let failures = Mutex<(last: (any Error)?, unreadable: Int)>((nil, 0))
+    private let diagnostics: ClientDiagnostics
 
     /// Opens (creating and migrating when needed) the database at `path`.
     ///
@@ -35,7 +33,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     public init(path: String, encryptor: any Encryptor, logger: Logger = Logger(label: "org.coffer.authenticator.sqlite")) throws {
         self.path = path
         self.sealer = FieldSealer(encryptor: encryptor)
-        self.logger = logger
+        self.diagnostics = ClientDiagnostics(logger: logger, store: path)
         try Self.createPrivately(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -45,10 +43,10 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     }
 
     /// The cause of the most recent failed call, if any.
-    public var lastError: (any Error)? { failures.withLock { $0.last } }
+    public var lastError: (any Error)? { diagnostics.lastError }
 
     /// How many rows could not be read back (wrong key, damaged) since this client was opened.
-    public var unreadableRecordCount: Int { failures.withLock { $0.unreadable } }
+    public var unreadableRecordCount: Int { diagnostics.unreadableRecordCount }
 
     /// Runs `PRAGMA integrity_check` and returns its findings (`["ok"]` when the file is sound).
     public func integrityCheck() throws -> [String] {
@@ -288,30 +286,12 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     // MARK: - Failures
 
-    /// Runs `body`; on failure records and logs the error and returns `nil`.
     private func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
-        do {
-            return try body()
-        } catch {
-            failures.withLock { $0.last = error }
-            logger.error("\(operation) failed", metadata: ["error": "\(error)", "database": "\(path)"])
-            return nil
-        }
+        diagnostics.attempt(operation, body)
     }
 
-    /// Decodes one row; a row that cannot be read is logged, counted and left out.
     private func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
-        do {
-            return try body()
-        } catch {
-            failures.withLock {
-                $0.last = error
-                $0.unreadable += 1
-            }
-            logger.error("\(operation): a stored record cannot be read and is left out",
-                         metadata: ["record": "\(record)", "error": "\(error)", "database": "\(path)"])
-            return nil
-        }
+        diagnostics.readable(operation, record, body)
     }
 
     private static func createPrivately(_ path: String) throws {

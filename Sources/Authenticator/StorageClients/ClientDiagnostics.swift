@@ -1,0 +1,47 @@
+import Logging
+import Synchronization
+
+/// What a storage client keeps about its failures, since the ``StorageClient`` protocol can only
+/// answer `false`, `nil` or `[]`: the last error, a count of records that could not be read,
+/// and a log line for each (never with a secret).
+final class ClientDiagnostics: Sendable {
+    private let state = Mutex<(last: (any Error)?, unreadable: Int)>((nil, 0))
+    private let logger: Logger
+    private let store: String
+
+    /// - Parameter store: Names the store in log lines (a database path, a keyring service).
+    init(logger: Logger, store: String) {
+        self.logger = logger
+        self.store = store
+    }
+
+    var lastError: (any Error)? { state.withLock { $0.last } }
+    var unreadableRecordCount: Int { state.withLock { $0.unreadable } }
+
+    /// Runs `body`; on failure records and logs the error and returns `nil`.
+    func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
+        do {
+            return try body()
+        } catch {
+            state.withLock { $0.last = error }
+            logger.error("\(operation) failed", metadata: ["error": "\(error)", "store": "\(store)"])
+            return nil
+        }
+    }
+
+    /// Decodes one record; a record that cannot be read is logged, counted and left out (and left
+    /// where it is).
+    func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
+        do {
+            return try body()
+        } catch {
+            state.withLock {
+                $0.last = error
+                $0.unreadable += 1
+            }
+            logger.error("\(operation): a stored record cannot be read and is left out",
+                         metadata: ["record": "\(record)", "error": "\(error)", "store": "\(store)"])
+            return nil
+        }
+    }
+}
