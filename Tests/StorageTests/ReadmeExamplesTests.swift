@@ -173,14 +173,16 @@ struct ReadmeExamplesTests {
         #expect(try Data(contentsOf: storage.fileURL) == damaged)
     }
 
-    @Test("every Swift example in the README appears in this file")
+    @Test("every Swift example in the README appears in this file or ReadmeAuthenticatorTests.swift")
     func readmeMatchesThisFile() throws {
         let here = URL(fileURLWithPath: #filePath)
         let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let authenticatorExamples = root.appendingPathComponent("Tests/AuthenticatorTests/ReadmeAuthenticatorTests.swift")
         let source = normalized(try String(contentsOf: here, encoding: .utf8))
+            + normalized(try String(contentsOf: authenticatorExamples, encoding: .utf8))
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
-        #expect(blocks.count >= 10)
+        #expect(blocks.count >= 12)
         for block in blocks {
             let lines = normalized(block)
             let found = (0...max(0, source.count - lines.count)).contains { Array(source[$0..<($0 + lines.count)]) == lines }
