@@ -31,7 +31,9 @@ struct KeychainFaultTests {
         let get = try await CofferProcess.run(executable: stress, ["keychain-get", "item", "10000"], removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(get.status == 1)
         #expect(get.stdout.contains("there is no D-Bus session bus"), "\(get.stdout)")
-        #expect(get.elapsed < .seconds(2), "answered without waiting for the 10 s timeout")
+        // The error is .unavailable, not .timedOut: it did not wait for the 10 s timeout. (How
+        // fast it answers is a benchmark's business; measured ~20 ms on an idle machine.)
+        #expect(get.elapsed < .seconds(8), "answered without waiting for the 10 s timeout")
         let probe = try await CofferProcess.run(executable: stress, ["secured-probe"], removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(probe.stdout.hasPrefix("nil\n"))
 
@@ -62,7 +64,7 @@ struct KeychainFaultTests {
         #expect(result.status == 1)
         #expect(result.stdout.contains("no Secret Service provider is running"), "\(result.stdout)")
         #expect(result.stdout.contains("gnome-keyring-daemon"))
-        #expect(result.elapsed < .seconds(5))
+        #expect(result.elapsed < .seconds(8), "answered without waiting for the 10 s timeout")
     }
 
     @Test("a provider that never answers gives .timedOut after the timeout")
