@@ -46,6 +46,7 @@ let package = Package(
             name: "coffer",
             dependencies: [
                 "Storage",
+                "Authenticator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

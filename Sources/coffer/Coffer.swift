@@ -6,16 +6,18 @@ import Logging
 struct Coffer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer",
-        abstract: "Keep secrets safe on disk.",
+        abstract: "An authenticator and secret store that keeps your secrets sealed on disk.",
         discussion: """
-            Coffer stores values encrypted (AES-256-GCM) in files under your data directory \
-            ($XDG_DATA_HOME/coffer, else ~/.local/share/coffer), with the key in a 0600 key file.
+            Accounts live in $XDG_DATA_HOME/coffer/authenticator.sqlite (else \
+            ~/.local/share/coffer), their secrets sealed with AES-256-GCM under a key kept in the \
+            OS keyring when there is one, else in a 0600 key file.
 
             Try it:
+              coffer add 'otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP&issuer=Example'
+              coffer code example
               coffer store put greeting 'Hello from Coffer'
-              coffer store get greeting
             """,
-        subcommands: [StoreCommand.self])
+        subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, RemoveCommand.self, RenameCommand.self, StoreCommand.self])
 
     static func main() async {
         LoggingSystem.bootstrap { label in

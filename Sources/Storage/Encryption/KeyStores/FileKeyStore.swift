@@ -32,23 +32,12 @@ public struct FileKeyStore: KeyStore {
 
     @discardableResult
     public func createKey(for alias: String) async throws -> VersionedKey {
-        try modify(alias) { ring in
-            if let ring { return (nil, ring.primary) }
-            let fresh = KeyRing.fresh()
-            return (fresh, fresh.primary)
-        }
+        try modify(alias, KeyRing.creatingKey(in:))
     }
 
     @discardableResult
     public func rotateKey(for alias: String) async throws -> VersionedKey {
-        try modify(alias) { ring in
-            guard var ring else {
-                let fresh = KeyRing.fresh()
-                return (fresh, fresh.primary)
-            }
-            let key = ring.rotate()
-            return (ring, key)
-        }
+        try modify(alias, KeyRing.rotatingKey(in:))
     }
 
     public func deleteKeys(for alias: String) async throws {

@@ -39,6 +39,24 @@ public struct KeyRing: Sendable {
         return primary
     }
 
+    // MARK: Create and rotate, for key stores
+
+    /// What ``KeyStore/createKey(for:)`` does to an alias's ring: keep an existing ring (nothing
+    /// to write) or make a fresh one. Returns the ring to write, if any, and the primary key.
+    public static func creatingKey(in ring: KeyRing?) -> (ringToWrite: KeyRing?, key: VersionedKey) {
+        if let ring { return (nil, ring.primary) }
+        let fresh = KeyRing.fresh()
+        return (fresh, fresh.primary)
+    }
+
+    /// What ``KeyStore/rotateKey(for:)`` does to an alias's ring: rotate it, or make a fresh one.
+    /// Returns the ring to write and the new primary key.
+    public static func rotatingKey(in ring: KeyRing?) -> (ringToWrite: KeyRing?, key: VersionedKey) {
+        guard var ring else { return creatingKey(in: nil) }
+        let key = ring.rotate()
+        return (ring, key)
+    }
+
     // MARK: Serialisation
 
     private struct Stored: Codable {

@@ -31,23 +31,12 @@ public struct SecretServiceKeyStore: KeyStore {
 
     @discardableResult
     public func createKey(for alias: String) async throws -> VersionedKey {
-        try await modify(alias) { ring in
-            if let ring { return (nil, ring.primary) }
-            let fresh = KeyRing.fresh()
-            return (fresh, fresh.primary)
-        }
+        try await modify(alias, KeyRing.creatingKey(in:))
     }
 
     @discardableResult
     public func rotateKey(for alias: String) async throws -> VersionedKey {
-        try await modify(alias) { ring in
-            guard var ring else {
-                let fresh = KeyRing.fresh()
-                return (fresh, fresh.primary)
-            }
-            let key = ring.rotate()
-            return (ring, key)
-        }
+        try await modify(alias, KeyRing.rotatingKey(in:))
     }
 
     public func deleteKeys(for alias: String) async throws {

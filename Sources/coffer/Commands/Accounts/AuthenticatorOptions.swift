@@ -1,0 +1,79 @@
+import ArgumentParser
+import Authenticator
+import Foundation
+import Logging
+import Storage
+
+/// Where the authenticator keeps accounts.
+enum AuthenticatorBackend: String, ExpressibleByArgument, CaseIterable {
+    /// `authenticator.sqlite` in the data directory (the default).
+    case sqlite
+    /// The OS keyring, one sealed item per object.
+    case keychain
+}
+
+/// Options of every command that reads or changes accounts.
+struct AuthenticatorOptions: ParsableArguments {
+    @OptionGroup var data: DataOptions
+
+    @Option(
+        name: .customLong("backend"),
+        help: ArgumentHelp(
+            "Where accounts are kept: sqlite (a file in the data directory, works everywhere) or keychain (the OS keyring).",
+            discussion: "Defaults to $COFFER_BACKEND, else sqlite.",
+            valueName: "sqlite|keychain"))
+    var explicitBackend: AuthenticatorBackend?
+
+    func backend() throws -> AuthenticatorBackend {
+        if let explicitBackend { return explicitBackend }
+        guard let variable = ProcessInfo.processInfo.environment["COFFER_BACKEND"], !variable.isEmpty else { return .sqlite }
+        guard let backend = AuthenticatorBackend(rawValue: variable) else {
+            throw CommandFailure("COFFER_BACKEND is '\(variable)'; for accounts it must be sqlite or keychain")
+        }
+        return backend
+    }
+
+    /// Opens the storage client and an authenticator over it.
+    func open() throws -> (AuthenticatorClient, any StorageClient) {
+        let logger = Logger(label: "coffer")
+        let storage: any StorageClient
+        switch try backend() {
+        case .sqlite: storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger)
+        case .keychain: storage = try KeychainStorageClient.make(logger: logger)
+        }
+        return (AuthenticatorClient(storage: storage, logger: logger), storage)
+    }
+}
+
+/// Finds accounts by a query a person types: a case-insensitive piece of the issuer or account
+/// name, or `issuer:account` for an exact pair.
+enum AccountQuery {
+    static func matches(_ query: String?, in entries: [AccountEntry]) -> [AccountEntry] {
+        guard let query, !query.isEmpty else { return entries }
+        if let colon = query.firstIndex(of: ":") {
+            let issuer = query[..<colon].lowercased(), name = query[query.index(after: colon)...].lowercased()
+            let exact = entries.filter { $0.account.issuer.lowercased() == issuer && $0.account.accountName.lowercased() == name }
+            if !exact.isEmpty { return exact }
+        }
+        let needle = query.lowercased()
+        return entries.filter {
+            [$0.account.issuer, $0.account.accountName, $0.account.displayIssuer ?? "", $0.account.displayAccountName ?? ""]
+                .contains { $0.lowercased().contains(needle) }
+        }
+    }
+
+    /// `Issuer: account`, with display names when set.
+    static func title(_ account: Account) -> String {
+        "\(account.displayIssuer ?? account.issuer): \(account.displayAccountName ?? account.accountName)"
+    }
+}
+
+/// Writes JSON for `--json` output.
+enum JSONOutput {
+    static func print<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Authenticator
+import Foundation
+
+/// `coffer list`: the accounts, never their secrets unless asked.
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the accounts and their mechanisms.",
+        discussion: """
+            Examples:
+              coffer list
+              coffer list --json
+              coffer list --show-secret     # prints secrets; a warning goes to stderr
+            """)
+
+    @Flag(help: "Print JSON instead of a table.") var json = false
+    @Flag(help: "Include the secrets (careful: anyone who sees them can make your codes).") var showSecret = false
+    @OptionGroup var options: AuthenticatorOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let (authenticator, _) = try options.open()
+            let entries = authenticator.accounts()
+            if showSecret {
+                FileHandle.standardError.write(Data("coffer: warning: secrets are printed below; anyone who sees them can generate your codes\n".utf8))
+            }
+            if json {
+                try JSONOutput.print(entries.map { AccountSummary($0, showSecrets: showSecret) })
+                return
+            }
+            guard !entries.isEmpty else {
+                print("No accounts yet. Add one with: coffer add 'otpauth://totp/Issuer:you?secret=BASE32SECRET'")
+                return
+            }
+            for entry in entries {
+                let types = entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")
+                let lock = entry.account.isLocked ? "  [locked\(entry.account.lockingPolicy.map { ": \($0)" } ?? "")]" : ""
+                print("\(AccountQuery.title(entry.account))  \(types)\(lock)")
+                if showSecret {
+                    for mechanism in entry.mechanisms { print("    \(mechanism.type.rawValue) secret: \(mechanism.secret)") }
+                }
+            }
+        }
+    }
+}
