@@ -77,6 +77,24 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
     }
 
+    /// Adds `mechanism` (and its `account` when new). With `replacing`, a mechanism of the same
+    /// type on that account is replaced; without, it is refused with
+    /// ``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)``.
+    public func add(account: Account, mechanism: Mechanism, replacing: Bool = false) throws(AuthenticatorError) {
+        try withStorage { (storage) throws(AuthenticatorError) in
+            let existing = storage.getAccount(accountIdentifier: account.identifier)
+            let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
+            if let clash = current.first(where: { $0.type == mechanism.type }) {
+                guard replacing else {
+                    throw .duplicateMechanism(type: mechanism.type, issuer: account.issuer, accountName: account.accountName)
+                }
+                try write(storage.removeMechanism(mechanism: clash), "replace the \(clash.type.rawValue) mechanism", storage)
+            }
+            if existing == nil { try write(storage.setAccount(account: account), "store the account", storage) }
+            try write(storage.setMechanism(mechanism: mechanism), "store the \(mechanism.type.rawValue) mechanism", storage)
+        }
+    }
+
     /// Every account with its mechanisms and notifications, oldest first.
     public func accounts() -> [AccountEntry] {
         lock.withLock {

@@ -1,0 +1,259 @@
+import Crypto
+import CryptoExtras
+import Foundation
+
+/// Reads and writes the vault format of the Aegis authenticator (`docs/vault.md` in the Aegis
+/// project), plain or encrypted, so accounts can move between Aegis and Coffer.
+///
+/// An encrypted vault holds a random 256-bit master key wrapped by one or more *slots*; a
+/// password slot derives its key with scrypt (N = 2^15, r = 8, p = 1 when Coffer writes it) and
+/// wraps the master key with AES-256-GCM; the entries are AES-256-GCM sealed under the master
+/// key. Coffer reads password slots (type 1); raw and biometric slots cannot be opened with a
+/// password.
+public enum AegisVault {
+    /// One account in a vault.
+    public struct Entry: Codable, Sendable, Equatable {
+        public var type: String
+        public var uuid: String
+        public var name: String
+        public var issuer: String
+        public var note: String?
+        public var info: Info
+
+        /// OTP parameters.
+        public struct Info: Codable, Sendable, Equatable {
+            public var secret: String
+            public var algo: String?
+            public var digits: Int?
+            public var period: Int?
+            public var counter: UInt64?
+        }
+    }
+
+    /// Why a vault could not be read or written. Nothing is imported when one is thrown.
+    public enum VaultError: Error, Sendable, Equatable {
+        /// Not an Aegis vault, or damaged JSON.
+        case malformed(String)
+        /// A vault or content version this build does not know.
+        case unsupportedVersion(String)
+        /// The vault is encrypted and no password was given.
+        case passwordRequired
+        /// No password slot opens with this password (or the vault was changed).
+        case wrongPassword
+        /// The vault is encrypted without a password slot.
+        case noPasswordSlot
+        /// The password slot opened but the entries do not decrypt: the file was damaged.
+        case damaged(String)
+    }
+
+    private struct File: Codable {
+        var version: Int
+        var header: Header
+        var db: DB
+    }
+
+    private struct Header: Codable {
+        var slots: [Slot]?
+        var params: Params?
+    }
+
+    private struct Params: Codable {
+        var nonce: String
+        var tag: String
+    }
+
+    private struct Slot: Codable {
+        var type: Int
+        var uuid: String
+        var key: String
+        var key_params: Params
+        var n: Int?
+        var r: Int?
+        var p: Int?
+        var salt: String?
+    }
+
+    private struct Content: Codable {
+        var version: Int
+        var entries: [Entry]
+        var groups: [Group]?
+        struct Group: Codable {}
+    }
+
+    /// The db field: the content as JSON (plain vaults) or as base64 ciphertext (encrypted).
+    private enum DB: Codable {
+        case plain(Content)
+        case sealed(String)
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) { self = .sealed(text) } else { self = .plain(try container.decode(Content.self)) }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .plain(let content): try container.encode(content)
+            case .sealed(let text): try container.encode(text)
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The entries of a vault file. `password` is needed when the vault is encrypted.
+    public static func read(_ data: Data, password: String?) throws(VaultError) -> [Entry] {
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: data)
+        } catch {
+            throw .malformed("the file is not an Aegis vault (its JSON does not have version, header and db)")
+        }
+        guard file.version == 1 else { throw .unsupportedVersion("vault version \(file.version)") }
+        let content: Content
+        switch file.db {
+        case .plain(let plain):
+            content = plain
+        case .sealed(let text):
+            guard let password else { throw .passwordRequired }
+            guard let params = file.header.params, let slots = file.header.slots else {
+                throw .malformed("the vault is encrypted but its header has no slots or params")
+            }
+            let masterKey = try unwrapMasterKey(slots: slots, password: password)
+            guard let ciphertext = Data(base64Encoded: text) else { throw .malformed("db is not base64") }
+            let plaintext: Data
+            do {
+                plaintext = try open(ciphertext, params: params, key: masterKey)
+            } catch {
+                throw .damaged("the entries do not decrypt with the vault's master key")
+            }
+            do {
+                content = try JSONDecoder().decode(Content.self, from: plaintext)
+            } catch {
+                throw .malformed("the decrypted entries are not the expected JSON")
+            }
+        }
+        guard (1...3).contains(content.version) else { throw .unsupportedVersion("content version \(content.version)") }
+        return content.entries
+    }
+
+    private static func unwrapMasterKey(slots: [Slot], password: String) throws(VaultError) -> SymmetricKey {
+        let passwordSlots = slots.filter { $0.type == 1 }
+        guard !passwordSlots.isEmpty else { throw .noPasswordSlot }
+        for slot in passwordSlots {
+            guard let n = slot.n, let r = slot.r, let p = slot.p, let saltHex = slot.salt, let salt = Data(hex: saltHex),
+                  let wrapped = Data(hex: slot.key), n > 1, n <= 1 << 20, r > 0, r <= 32, p > 0, p <= 16 else {
+                throw .malformed("a password slot has missing or out-of-range scrypt parameters")
+            }
+            do {
+                let kek = try KDF.Scrypt.deriveKey(from: Data(password.utf8), salt: salt, outputByteCount: 32,
+                                                   rounds: n, blockSize: r, parallelism: p)
+                return SymmetricKey(data: try open(wrapped, params: slot.key_params, key: kek))
+            } catch {
+                continue  // another password slot may match
+            }
+        }
+        throw .wrongPassword
+    }
+
+    private static func open(_ ciphertext: Data, params: Params, key: SymmetricKey) throws -> Data {
+        guard let nonce = Data(hex: params.nonce), let tag = Data(hex: params.tag) else {
+            throw VaultError.malformed("nonce or tag is not hexadecimal")
+        }
+        let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+        return try AES.GCM.open(box, using: key)
+    }
+
+    // MARK: - Writing
+
+    /// A vault file holding `entries`, encrypted under `password` when one is given.
+    ///
+    /// - Parameter scryptRounds: scrypt's N; Aegis uses 2^15. Lower only in tests.
+    public static func write(_ entries: [Entry], password: String?, scryptRounds: Int = 1 << 15) throws -> Data {
+        let content = Content(version: 1, entries: entries, groups: nil)
+        let file: File
+        if let password {
+            let masterKey = SymmetricKey(size: .bits256)
+            let salt = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+            let kek = try KDF.Scrypt.deriveKey(from: Data(password.utf8), salt: salt, outputByteCount: 32,
+                                               rounds: scryptRounds, blockSize: 8, parallelism: 1)
+            let wrapped = try AES.GCM.seal(masterKey.withUnsafeBytes { Data($0) }, using: kek)
+            let sealed = try AES.GCM.seal(try JSONEncoder().encode(content), using: masterKey)
+            let slot = Slot(type: 1, uuid: UUID().uuidString.lowercased(), key: wrapped.ciphertext.hex,
+                            key_params: Params(nonce: Data(wrapped.nonce).hex, tag: wrapped.tag.hex),
+                            n: scryptRounds, r: 8, p: 1, salt: salt.hex)
+            file = File(version: 1, header: Header(slots: [slot], params: Params(nonce: Data(sealed.nonce).hex, tag: sealed.tag.hex)),
+                        db: .sealed(sealed.ciphertext.base64EncodedString()))
+        } else {
+            file = File(version: 1, header: Header(slots: nil, params: nil), db: .plain(content))
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(file)
+    }
+
+    // MARK: - Conversion
+
+    /// The vault entry for an OATH mechanism of `account` (push mechanisms have no Aegis form).
+    public static func entry(account: Account, mechanism: Mechanism) -> Entry? {
+        guard mechanism.type != .push else { return nil }
+        return Entry(
+            type: mechanism.type.rawValue, uuid: mechanism.mechanismUUID.lowercased(), name: account.accountName, issuer: account.issuer,
+            note: nil,
+            info: Entry.Info(secret: mechanism.secret, algo: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
+                             period: mechanism.type == .totp ? mechanism.period : nil,
+                             counter: mechanism.type == .hotp ? mechanism.counter : nil))
+    }
+
+    /// The account and mechanism for a vault entry, validated like a URI; `nil` for types Coffer
+    /// does not support (steam, motp, yandex).
+    public static func mechanism(for entry: Entry, now: Date = Date()) throws(URIParseError) -> (Account, Mechanism)? {
+        guard let type = MechanismType(rawValue: entry.type.lowercased()), type != .push else { return nil }
+        var components = URLComponents()
+        components.scheme = "otpauth"
+        components.host = type.rawValue
+        components.path = "/" + entry.name
+        components.queryItems = [URLQueryItem(name: "secret", value: entry.info.secret), URLQueryItem(name: "issuer", value: entry.issuer)]
+            + [entry.info.algo.map { URLQueryItem(name: "algorithm", value: $0) },
+               entry.info.digits.map { URLQueryItem(name: "digits", value: String($0)) },
+               entry.info.period.map { URLQueryItem(name: "period", value: String($0)) },
+               type == .hotp ? URLQueryItem(name: "counter", value: String(entry.info.counter ?? 0)) : nil].compactMap { $0 }
+        let parsed = try MechanismURI.parse(components.string ?? "", now: now)
+        var mechanism = parsed.mechanisms[0]
+        if UUID(uuidString: entry.uuid) != nil { mechanism.mechanismUUID = entry.uuid.uppercased() }
+        return (parsed.account, mechanism)
+    }
+}
+
+extension AegisVault.VaultError: LocalizedError {
+    public var errorDescription: String? {
+        switch self {
+        case .malformed(let reason): return "The vault cannot be read: \(reason). Nothing was imported."
+        case .unsupportedVersion(let what): return "The vault uses \(what), which this version of Coffer does not know. Nothing was imported."
+        case .passwordRequired: return "The vault is encrypted: give its password (prompt, --password-file or COFFER_PASSWORD)."
+        case .wrongPassword: return "The password does not open the vault (or the vault was changed). Nothing was imported."
+        case .noPasswordSlot: return "The vault is encrypted without a password slot (biometric only); export it from Aegis with a password."
+        case .damaged(let reason): return "The vault is damaged: \(reason). Nothing was imported."
+        }
+    }
+}
+
+extension Data {
+    /// Bytes from a hexadecimal string, or nil.
+    init?(hex: String) {
+        guard hex.count.isMultiple(of: 2) else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(hex.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        self.init(bytes)
+    }
+
+    /// Lower-case hexadecimal.
+    var hex: String { map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// What an import did.
+public struct VaultImportReport: Sendable, Equatable {
+    /// `issuer: account (type)` of each entry imported.
+    public var imported: [String] = []
+    /// Entries whose account already had a mechanism of that type, left as they were.
+    public var skippedExisting: [String] = []
+    /// Entries of types Coffer does not support (steam, motp, yandex, …), not imported.
+    public var unsupported: [String] = []
+}
+
+extension AuthenticatorClient {
+    /// Imports Aegis vault entries.
+    ///
+    /// Every entry is checked first (secret, digits, period, …, as for a URI); if one is
+    /// invalid, nothing is imported and the error names it. Existing mechanisms are skipped
+    /// unless `overwrite`; unsupported types are reported, never dropped silently.
+    public func importAegis(_ entries: [AegisVault.Entry], overwrite: Bool) throws -> VaultImportReport {
+        var report = VaultImportReport()
+        var valid: [(Account, Mechanism, String)] = []
+        for entry in entries {
+            let title = "\(entry.issuer): \(entry.name) (\(entry.type))"
+            let converted: (Account, Mechanism)?
+            do {
+                converted = try AegisVault.mechanism(for: entry)
+            } catch {
+                throw AegisVault.VaultError.malformed("the entry \(title) is invalid: \(error.localizedDescription)")
+            }
+            if let converted {
+                valid.append((converted.0, converted.1, title))
+            } else {
+                report.unsupported.append(title)
+            }
+        }
+        for (account, mechanism, title) in valid {
+            do {
+                try add(account: account, mechanism: mechanism, replacing: overwrite)
+                report.imported.append(title)
+            } catch {
+                guard case .duplicateMechanism = error else { throw error }
+                report.skippedExisting.append(title)
+            }
+        }
+        return report
+    }
+
+    /// The Aegis entries of every OATH mechanism, and the titles of the push mechanisms, which
+    /// have no Aegis form.
+    public func exportAegis() -> (entries: [AegisVault.Entry], notExported: [String]) {
+        var entries: [AegisVault.Entry] = []
+        var notExported: [String] = []
+        for listed in accounts() {
+            for mechanism in listed.mechanisms {
+                if let entry = AegisVault.entry(account: listed.account, mechanism: mechanism) {
+                    entries.append(entry)
+                } else {
+                    notExported.append("\(listed.account.issuer): \(listed.account.accountName) (\(mechanism.type.rawValue))")
+                }
+            }
+        }
+        return (entries, notExported)
+    }
+}
