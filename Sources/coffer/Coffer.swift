@@ -17,7 +17,7 @@ struct Coffer: AsyncParsableCommand {
               coffer code example
               coffer store put greeting 'Hello from Coffer'
             """,
-        subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, RemoveCommand.self, RenameCommand.self, ImportCommand.self, ExportCommand.self, DoctorCommand.self, StoreCommand.self])
+        subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, RemoveCommand.self, RenameCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, DoctorCommand.self, StoreCommand.self])
 
     static func main() async {
         LoggingSystem.bootstrap { label in

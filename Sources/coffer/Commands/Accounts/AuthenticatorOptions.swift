@@ -33,11 +33,11 @@ struct AuthenticatorOptions: ParsableArguments {
         return backend
     }
 
-    /// Opens the storage client and an authenticator over it.
-    func open() throws -> (AuthenticatorClient, any StorageClient) {
+    /// Opens the storage client (of the chosen backend, or `backend`) and an authenticator over it.
+    func open(backend chosen: AuthenticatorBackend? = nil) throws -> (AuthenticatorClient, any StorageClient) {
         let logger = Logger(label: "coffer")
         let storage: any StorageClient
-        switch try backend() {
+        switch try chosen ?? backend() {
         case .sqlite: storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger)
         case .keychain: storage = try KeychainStorageClient.make(logger: logger)
         }

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Authenticator
+import Foundation
+
+/// `coffer migrate --to keychain|sqlite`.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Move every account from one backend to the other.",
+        discussion: """
+            Copies everything to the target, reads it all back and compares, and only then removes \
+            it from the source. If anything differs, or the target already holds one of the \
+            accounts, the source is left as it was.
+
+            Examples:
+              coffer migrate --to keychain              # from the SQLite file into the OS keyring
+              coffer migrate --backend keychain --to sqlite
+            """)
+
+    @Option(help: "The backend to move to.") var to: AuthenticatorBackend
+    @OptionGroup var options: AuthenticatorOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let from = try options.backend()
+            guard from != to else { throw CommandFailure("the accounts are already in \(to.rawValue); choose the other backend") }
+            let (_, source) = try options.open()
+            let target = try options.open(backend: to).1
+            let report = try StorageMigration.move(from: source, to: target)
+            print("Moved \(report.accounts) account(s), \(report.mechanisms) mechanism(s) and \(report.notifications) notification(s) from \(from.rawValue) to \(to.rawValue).")
+        }
+    }
+}
