@@ -99,20 +99,34 @@ public final class AuthenticatorClient: @unchecked Sendable {
     public func accounts() -> [AccountEntry] {
         lock.withLock {
             if enableCredentialCache, let cached = cache { return cached }
-            let entries = storage.getAllAccounts().map { account in
-                let mechanisms = storage.getMechanismsForAccount(account: account)
-                return AccountEntry(
-                    account: account, mechanisms: mechanisms,
-                    notifications: mechanisms.filter { $0.type == .push }.flatMap { storage.getAllNotificationsForMechanism(mechanism: $0) })
-            }
+            let entries = assemble(storage.getAllAccounts())
             if enableCredentialCache { cache = entries }
             return entries
         }
     }
 
+    /// The accounts `include` accepts, with their mechanisms and notifications. Only those
+    /// accounts' secrets are read, which keeps lookups in large stores fast.
+    public func accounts(where include: (Account) -> Bool) -> [AccountEntry] {
+        lock.withLock {
+            if enableCredentialCache, let cached = cache { return cached.filter { include($0.account) } }
+            return assemble(storage.getAllAccounts().filter(include))
+        }
+    }
+
+    /// Adds mechanisms and notifications to `accounts`. Call with the lock held.
+    private func assemble(_ accounts: [Account]) -> [AccountEntry] {
+        accounts.map { account in
+            let mechanisms = storage.getMechanismsForAccount(account: account)
+            return AccountEntry(
+                account: account, mechanisms: mechanisms,
+                notifications: mechanisms.filter { $0.type == .push }.flatMap { storage.getAllNotificationsForMechanism(mechanism: $0) })
+        }
+    }
+
     /// The account with `identifier` (see ``Account/identifier``), with what belongs to it.
     public func account(identifier: String) -> AccountEntry? {
-        accounts().first { $0.account.identifier == identifier }
+        accounts { $0.identifier == identifier }.first
     }
 
     /// Removes `account` with all its mechanisms and their notifications from storage (not just

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// Seals data with AES-256-GCM under a key from a ``KeyStore``, in a ``SealedEnvelope``.
 ///
@@ -19,6 +20,9 @@ public struct AESGCMEncryptor: Encryptor {
     public let keyAlias: String
     /// Where the keys live.
     public let keyStore: any KeyStore
+    /// Keys already fetched, by id. A key id never changes meaning (rotation adds new ids), so
+    /// opening many envelopes reads each key from the store once.
+    private let openingKeys = KeyCache()
 
     /// Creates an encryptor that uses the keys of `keyAlias` in `keyStore`.
     public init(keyAlias: String, keyStore: any KeyStore) {
@@ -48,10 +52,15 @@ public struct AESGCMEncryptor: Encryptor {
         let key: VersionedKey
         do {
             envelope = try SealedEnvelope(parsing: data)
-            guard let found = try await keyStore.key(for: keyAlias, id: envelope.keyID) else {
-                throw EnvelopeError.unknownKey(alias: keyAlias, keyID: envelope.keyID)
+            if let cached = openingKeys[envelope.keyID] {
+                key = cached
+            } else {
+                guard let found = try await keyStore.key(for: keyAlias, id: envelope.keyID) else {
+                    throw EnvelopeError.unknownKey(alias: keyAlias, keyID: envelope.keyID)
+                }
+                openingKeys[envelope.keyID] = found
+                key = found
             }
-            key = found
         } catch {
             throw EncryptorError.failedToDecrypt(cause: error)
         }
@@ -74,5 +83,15 @@ public struct AESGCMEncryptor: Encryptor {
     /// The id of the key that sealed `data`, read from its envelope header (not authenticated).
     public static func keyID(of data: Data) throws(EnvelopeError) -> UInt32 {
         try SealedEnvelope(parsing: data).keyID
+    }
+}
+
+/// Keys by id, shared by copies of one encryptor.
+private final class KeyCache: Sendable {
+    private let keys = Mutex<[UInt32: VersionedKey]>([:])
+
+    subscript(id: UInt32) -> VersionedKey? {
+        get { keys.withLock { $0[id] } }
+        set { keys.withLock { $0[id] = newValue } }
     }
 }

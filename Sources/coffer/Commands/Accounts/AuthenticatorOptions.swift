@@ -48,17 +48,22 @@ struct AuthenticatorOptions: ParsableArguments {
 /// Finds accounts by a query a person types: a case-insensitive piece of the issuer or account
 /// name, or `issuer:account` for an exact pair.
 enum AccountQuery {
-    static func matches(_ query: String?, in entries: [AccountEntry]) -> [AccountEntry] {
-        guard let query, !query.isEmpty else { return entries }
+    /// The accounts `query` names, with their mechanisms; only their secrets are read.
+    static func entries(matching query: String?, _ authenticator: AuthenticatorClient, _ storage: any StorageClient) -> [AccountEntry] {
+        let wanted = Set(matches(query, in: storage.getAllAccounts()).map(\.identifier))
+        return authenticator.accounts { wanted.contains($0.identifier) }
+    }
+
+    static func matches(_ query: String?, in accounts: [Account]) -> [Account] {
+        guard let query, !query.isEmpty else { return accounts }
         if let colon = query.firstIndex(of: ":") {
             let issuer = query[..<colon].lowercased(), name = query[query.index(after: colon)...].lowercased()
-            let exact = entries.filter { $0.account.issuer.lowercased() == issuer && $0.account.accountName.lowercased() == name }
+            let exact = accounts.filter { $0.issuer.lowercased() == issuer && $0.accountName.lowercased() == name }
             if !exact.isEmpty { return exact }
         }
         let needle = query.lowercased()
-        return entries.filter {
-            [$0.account.issuer, $0.account.accountName, $0.account.displayIssuer ?? "", $0.account.displayAccountName ?? ""]
-                .contains { $0.lowercased().contains(needle) }
+        return accounts.filter {
+            [$0.issuer, $0.accountName, $0.displayIssuer ?? "", $0.displayAccountName ?? ""].contains { $0.lowercased().contains(needle) }
         }
     }
 

@@ -33,8 +33,8 @@ struct CodeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (authenticator, _) = try options.open()
-            let matches = AccountQuery.matches(query, in: authenticator.accounts())
+            let (authenticator, storage) = try options.open()
+            let matches = AccountQuery.entries(matching: query, authenticator, storage)
                 .filter { $0.mechanisms.contains { $0.type != .push } }
             guard !matches.isEmpty else {
                 throw CommandFailure(query.map { "no account with a code matches '\($0)'; see coffer list" }

@@ -22,8 +22,8 @@ struct RemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (authenticator, _) = try options.open()
-            let matches = AccountQuery.matches(query, in: authenticator.accounts())
+            let (authenticator, storage) = try options.open()
+            let matches = AccountQuery.entries(matching: query, authenticator, storage)
             guard let entry = matches.first else { throw CommandFailure("no account matches '\(query)'; see coffer list") }
             guard matches.count == 1 else {
                 let candidates = matches.map { "'\($0.account.issuer):\($0.account.accountName)'" }.joined(separator: ", ")
@@ -65,7 +65,7 @@ struct RenameCommand: AsyncParsableCommand {
         try await reportingErrors {
             guard issuer != nil || account != nil else { throw CommandFailure("give --issuer, --account or both") }
             let (authenticator, storage) = try options.open()
-            let matches = AccountQuery.matches(query, in: authenticator.accounts())
+            let matches = AccountQuery.entries(matching: query, authenticator, storage)
             guard matches.count == 1, var renamed = matches.first?.account else {
                 throw CommandFailure(matches.isEmpty ? "no account matches '\(query)'" : "'\(query)' matches \(matches.count) accounts; name one as issuer:account")
             }
