@@ -1,4 +1,5 @@
 import Authenticator
+import Dispatch
 import Foundation
 
 /// A conformance suite for ``Authenticator/StorageClient`` implementations: the project runs it
@@ -145,19 +146,23 @@ public struct StorageClientConformance: Sendable {
         try expect(client.getPushDeviceToken() == nil, "pushDeviceToken", "a removed token is still returned")
     }
 
-    /// 8 tasks add 25 accounts with a mechanism each at once; nothing is lost.
+    /// 8 threads add 25 accounts with a mechanism each at once; nothing is lost.
+    ///
+    /// The protocol is synchronous, so the writers are threads, not tasks: blocking calls made
+    /// from tasks would hold Swift's cooperative threads.
     public func checkConcurrentWriters() async throws {
         let client = try makeClient()
         let time = self.time
-        await withTaskGroup(of: Void.self) { group in
-            for task in 0..<8 {
-                group.addTask {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                DispatchQueue.concurrentPerform(iterations: 8) { task in
                     for index in 0..<25 {
                         client.setMechanism(mechanism: Mechanism(
                             mechanismUUID: "t\(task)-\(index)", issuer: "Issuer \(task)", accountName: "user \(index)",
                             type: .totp, secret: "JBSWY3DPEHPK3PXP", timeAdded: time))
                     }
                 }
+                done.resume()
             }
         }
         try expect(client.getAllAccounts().count == 200, "concurrentWriters", "\(client.getAllAccounts().count) of 200 accounts stored")

@@ -4,7 +4,8 @@ import GRDB
 ///
 /// Secrets (a mechanism's secret and challenge, a notification's challenge) are stored sealed
 /// in BLOB columns; everything else is plain so that every lookup of the ``StorageClient``
-/// protocol is an indexed query.
+/// protocol is an indexed query. Times are REAL seconds since Foundation's reference date
+/// (2001-01-01 00:00:00 UTC), which round-trips a `Date` exactly.
 enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

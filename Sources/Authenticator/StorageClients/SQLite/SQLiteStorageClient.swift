@@ -68,7 +68,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                         timeAdded = excluded.timeAdded, policies = excluded.policies,
                         lockingPolicy = excluded.lockingPolicy, isLocked = excluded.isLocked
                     """, arguments: [account.issuer, account.accountName, account.displayIssuer, account.displayAccountName,
-                                     account.imageURL, account.backgroundColor, account.timeAdded.timeIntervalSince1970,
+                                     account.imageURL, account.backgroundColor, account.timeAdded.timeIntervalSinceReferenceDate,
                                      account.policies, account.lockingPolicy, account.isLocked])
             }
             return true
@@ -115,7 +115,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                 try db.execute(sql: """
                     INSERT INTO account (issuer, accountName, timeAdded, isLocked) VALUES (?, ?, ?, 0)
                     ON CONFLICT (issuer, accountName) DO NOTHING
-                    """, arguments: [mechanism.issuer, mechanism.accountName, mechanism.timeAdded.timeIntervalSince1970])
+                    """, arguments: [mechanism.issuer, mechanism.accountName, mechanism.timeAdded.timeIntervalSinceReferenceDate])
                 try db.execute(sql: """
                     INSERT OR REPLACE INTO mechanism (mechanismUUID, issuer, accountName, type, secret, algorithm, digits, period,
                         counter, uid, resourceId, timeAdded, registrationEndpoint, authenticationEndpoint, messageId, challenge)
@@ -123,7 +123,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                     """, arguments: [mechanism.mechanismUUID, mechanism.issuer, mechanism.accountName, mechanism.type.rawValue,
                                      secret, mechanism.algorithm.rawValue, mechanism.digits, mechanism.period,
                                      Int64(bitPattern: mechanism.counter), mechanism.uid, mechanism.resourceId,
-                                     mechanism.timeAdded.timeIntervalSince1970, mechanism.registrationEndpoint?.absoluteString,
+                                     mechanism.timeAdded.timeIntervalSinceReferenceDate, mechanism.registrationEndpoint?.absoluteString,
                                      mechanism.authenticationEndpoint?.absoluteString, mechanism.messageId, challenge])
             }
             return true
@@ -159,7 +159,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                         loadBalanceKey, message, customPayload, numbersChallenge, contextInfo, pushType)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: [notification.mechanismUUID, notification.messageId, challenge, notification.ttl,
-                                     notification.timeAdded.timeIntervalSince1970, notification.pending, notification.approved,
+                                     notification.timeAdded.timeIntervalSinceReferenceDate, notification.pending, notification.approved,
                                      notification.loadBalanceKey, notification.message, notification.customPayload,
                                      notification.numbersChallenge, notification.contextInfo, notification.pushType])
             }
@@ -208,7 +208,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         attempt("setPushDeviceToken") {
             try database.write { db in
                 try db.execute(sql: "INSERT OR REPLACE INTO pushDeviceToken (id, tokenId, timeAdded) VALUES (1, ?, ?)",
-                               arguments: [token.tokenId, token.timeAdded.timeIntervalSince1970])
+                               arguments: [token.tokenId, token.timeAdded.timeIntervalSinceReferenceDate])
             }
             return true
         } ?? false
@@ -218,7 +218,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         attempt("getPushDeviceToken") {
             try database.read { db in
                 try Row.fetchOne(db, sql: "SELECT tokenId, timeAdded FROM pushDeviceToken WHERE id = 1").map {
-                    PushDeviceToken(tokenId: $0["tokenId"], timeAdded: Date(timeIntervalSince1970: $0["timeAdded"]))
+                    PushDeviceToken(tokenId: $0["tokenId"], timeAdded: Date(timeIntervalSinceReferenceDate: $0["timeAdded"]))
                 }
             }
         } ?? nil
@@ -249,7 +249,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         Account(
             issuer: row["issuer"], accountName: row["accountName"], displayIssuer: row["displayIssuer"],
             displayAccountName: row["displayAccountName"], imageURL: row["imageURL"], backgroundColor: row["backgroundColor"],
-            timeAdded: Date(timeIntervalSince1970: row["timeAdded"]), policies: row["policies"],
+            timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]), policies: row["policies"],
             lockingPolicy: row["lockingPolicy"], isLocked: row["isLocked"])
     }
 
@@ -264,7 +264,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
             mechanismUUID: uuid, issuer: row["issuer"], accountName: row["accountName"], type: type,
             secret: try sealer.open(row["secret"], for: "\(field)/secret"), algorithm: algorithm,
             digits: row["digits"], period: row["period"], counter: UInt64(bitPattern: row["counter"]), uid: row["uid"],
-            resourceId: row["resourceId"], timeAdded: Date(timeIntervalSince1970: row["timeAdded"]),
+            resourceId: row["resourceId"], timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]),
             registrationEndpoint: (row["registrationEndpoint"] as String?).flatMap(URL.init(string:)),
             authenticationEndpoint: (row["authenticationEndpoint"] as String?).flatMap(URL.init(string:)),
             messageId: row["messageId"], challenge: try challenge.map { try sealer.open($0, for: "\(field)/challenge") })
@@ -273,7 +273,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     private func notification(_ row: Row) throws -> PushNotification {
         var notification = PushNotification(
             messageId: row["messageId"], mechanismUUID: row["mechanismUUID"], challenge: "", ttl: row["ttl"],
-            timeAdded: Date(timeIntervalSince1970: row["timeAdded"]), pending: row["pending"], approved: row["approved"],
+            timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]), pending: row["pending"], approved: row["approved"],
             loadBalanceKey: row["loadBalanceKey"], message: row["message"], customPayload: row["customPayload"],
             numbersChallenge: row["numbersChallenge"], contextInfo: row["contextInfo"], pushType: row["pushType"])
         notification.challenge = try sealer.open(row["challenge"], for: Self.field(notification))
