@@ -225,6 +225,42 @@ struct CofferVaultToolTests {
         #expect(noPassword.status == 1 && noPassword.stderr.contains("give --password-file or set COFFER_PASSWORD"))
     }
 
+    @Test("the CLI imports a vault written by an independent implementation")
+    func independentVault() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let vault = directory.appending("fixture.json").path
+        let script = TestKeyringRoot.url.appendingPathComponent("Tests/Helpers/make-aegis-vault.py").path
+        let made = try await CofferProcess.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, vault, "pw"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let home = directory.appending("home")
+        let imported = try await run(home, ["import", vault, "--format", "aegis"], password: "pw")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Imported 2 account(s)."))
+        #expect(imported.stdout.contains("not imported (type not supported): Steam: gamer (steam)"))
+        #expect(try await run(home, ["code", "bank"]).stdout == "Bank: bob  254676\n", "RFC 4226 counter 5")
+    }
+
+    @Test("at a terminal the password is asked for with echo off", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) from util-linux for a pseudo-terminal"))
+    func passwordPrompt() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let home = directory.appending("home")
+        try await run(home, ["add", "otpauth://totp/P:q?secret=JBSWY3DPEHPK3PXP&issuer=P"])
+        let vault = directory.appending("v.json").path
+        try await run(home, ["export", vault, "--encrypt"], password: "typed-secret")
+        try await run(home, ["remove", "P:q", "--yes"])
+        // script(1) gives coffer a terminal; the password is typed after the prompt appears.
+        let command = "\(try CofferProcess.executable.path) import \(vault)"
+        let typed = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "(sleep 1; printf 'typed-secret\\n') | script -qec \"$0\" /dev/null", command],
+            environment: ["COFFER_HOME": home.path], removing: ["COFFER_PASSWORD", "DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+        #expect(typed.stdout.contains("Vault password: "), "\(typed.stdout)")
+        #expect(typed.stdout.contains("Imported 1 account(s)."))
+        #expect(!typed.stdout.contains("typed-secret"), "the password is not echoed")
+    }
+
     @Test("--password-file, and a plain export warns")
     func passwordFileAndPlainExport() async throws {
         let directory = TemporaryDirectory()

@@ -136,8 +136,9 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the stored names (never the values).", discussion: "Example:\n  coffer store list")
+            abstract: "List the stored names (never the values).", discussion: "Examples:\n  coffer store list\n  coffer store list --json")
 
+        @Flag(help: "Print the names as a JSON array.") var json = false
         @OptionGroup var options: DataOptions
         @OptionGroup var backend: StoreBackendOption
 
@@ -153,7 +154,11 @@ struct StoreCommand: AsyncParsableCommand {
                     names = try await SecretService().search(["service": StoreCommand.keychainService], loadSecrets: false)
                         .compactMap { $0.attributes["account"] }
                 }
-                for name in names.sorted() { print(name) }
+                if json {
+                    try JSONOutput.print(names.sorted())
+                } else {
+                    for name in names.sorted() { print(name) }
+                }
             }
         }
     }

@@ -38,8 +38,15 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
-        database = try DatabasePool(path: path, configuration: configuration)
-        try SQLiteSchema.migrator.migrate(database)
+        // Opening switches a new file to WAL and runs migrations; processes opening one new file
+        // at once would otherwise get "database is locked" (that switch ignores the busy
+        // timeout). One open at a time, across processes.
+        let opening = FileLock(path: path + ".open-lock")
+        database = try opening.withExclusiveLock {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try SQLiteSchema.migrator.migrate(pool)
+            return pool
+        }
     }
 
     /// The cause of the most recent failed call, if any.

@@ -12,19 +12,24 @@ import Foundation
 ///
 /// The lock file is created 0600 and never removed: removing it while another process waits on
 /// it would let two processes hold "the" lock at once.
-struct FileLock: Sendable {
+public struct FileLock: Sendable {
     /// The lock file.
-    let path: String
+    public let path: String
+
+    /// A lock on the file at `path` (created 0600 on first use).
+    public init(path: String) {
+        self.path = path
+    }
 
     /// Runs `body` holding the lock exclusively, blocking the thread until it is free.
-    func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
+    public func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
         try withLock(LOCK_EX, body)
     }
 
     /// Runs `body` holding the lock shared with other readers. Where the lock file cannot be
     /// created (a read-only directory or medium), no writer can change the data either, so
     /// `body` runs without it.
-    func withSharedLock<R>(_ body: () throws -> R) throws -> R {
+    public func withSharedLock<R>(_ body: () throws -> R) throws -> R {
         try withLock(LOCK_SH, body)
     }
 
