@@ -7,24 +7,12 @@ import TestSupport
 import Testing
 
 /// Fault injection: a real MemoryStorageClient whose mechanism writes can be made to fail.
-final class FlakyStorageClient: StorageClient, Sendable {
-    let inner = MemoryStorageClient()
+final class FlakyStorageClient: ForwardingStorageClient {
     let failMechanismWrites = Mutex(false)
 
-    @discardableResult func setAccount(account: Account) -> Bool { inner.setAccount(account: account) }
-    @discardableResult func removeAccount(account: Account) -> Bool { inner.removeAccount(account: account) }
-    func getAccount(accountIdentifier: String) -> Account? { inner.getAccount(accountIdentifier: accountIdentifier) }
-    func getAllAccounts() -> [Account] { inner.getAllAccounts() }
-    @discardableResult func setMechanism(mechanism: Mechanism) -> Bool {
-        failMechanismWrites.withLock { $0 } ? false : inner.setMechanism(mechanism: mechanism)
+    @discardableResult override func setMechanism(mechanism: Mechanism) -> Bool {
+        failMechanismWrites.withLock { $0 } ? false : super.setMechanism(mechanism: mechanism)
     }
-    @discardableResult func removeMechanism(mechanism: Mechanism) -> Bool { inner.removeMechanism(mechanism: mechanism) }
-    func getMechanismsForAccount(account: Account) -> [Mechanism] { inner.getMechanismsForAccount(account: account) }
-    func getMechanismForUUID(uuid: String) -> Mechanism? { inner.getMechanismForUUID(uuid: uuid) }
-    @discardableResult func setNotification(notification: PushNotification) -> Bool { inner.setNotification(notification: notification) }
-    @discardableResult func removeNotification(notification: PushNotification) -> Bool { inner.removeNotification(notification: notification) }
-    func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] { inner.getAllNotificationsForMechanism(mechanism: mechanism) }
-    @discardableResult func isEmpty() -> Bool { inner.isEmpty() }
 }
 
 @Suite("AuthenticatorClient")

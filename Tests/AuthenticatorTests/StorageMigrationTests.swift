@@ -5,24 +5,12 @@ import TestSupport
 import Testing
 
 /// Fault injection: stores mechanisms with a changed counter, so verification must notice.
-final class CorruptingStorageClient: StorageClient, Sendable {
-    let inner = MemoryStorageClient()
-    @discardableResult func setAccount(account: Account) -> Bool { inner.setAccount(account: account) }
-    @discardableResult func removeAccount(account: Account) -> Bool { inner.removeAccount(account: account) }
-    func getAccount(accountIdentifier: String) -> Account? { inner.getAccount(accountIdentifier: accountIdentifier) }
-    func getAllAccounts() -> [Account] { inner.getAllAccounts() }
-    @discardableResult func setMechanism(mechanism: Mechanism) -> Bool {
+final class CorruptingStorageClient: ForwardingStorageClient {
+    @discardableResult override func setMechanism(mechanism: Mechanism) -> Bool {
         var changed = mechanism
         changed.counter += 1
-        return inner.setMechanism(mechanism: changed)
+        return super.setMechanism(mechanism: changed)
     }
-    @discardableResult func removeMechanism(mechanism: Mechanism) -> Bool { inner.removeMechanism(mechanism: mechanism) }
-    func getMechanismsForAccount(account: Account) -> [Mechanism] { inner.getMechanismsForAccount(account: account) }
-    func getMechanismForUUID(uuid: String) -> Mechanism? { inner.getMechanismForUUID(uuid: uuid) }
-    @discardableResult func setNotification(notification: PushNotification) -> Bool { inner.setNotification(notification: notification) }
-    @discardableResult func removeNotification(notification: PushNotification) -> Bool { inner.removeNotification(notification: notification) }
-    func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] { inner.getAllNotificationsForMechanism(mechanism: mechanism) }
-    @discardableResult func isEmpty() -> Bool { inner.isEmpty() }
 }
 
 @Suite("Moving accounts between storage clients")

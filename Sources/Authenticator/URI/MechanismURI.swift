@@ -27,6 +27,24 @@ public enum MechanismURI {
         public var mechanisms: [Mechanism]
     }
 
+    /// An `otpauth://` URI for the given parts (so typed-in accounts and imported vault entries
+    /// go through the same validation as scanned ones). Parameters left `nil` are omitted.
+    public static func otpauth(
+        type: MechanismType, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
+        digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil
+    ) -> String {
+        var components = URLComponents()
+        components.scheme = "otpauth"
+        components.host = type.rawValue
+        components.path = "/" + issuer + ":" + accountName
+        components.queryItems = [URLQueryItem(name: "secret", value: secret), URLQueryItem(name: "issuer", value: issuer)]
+            + [algorithm.map { URLQueryItem(name: "algorithm", value: $0) },
+               digits.map { URLQueryItem(name: "digits", value: String($0)) },
+               period.map { URLQueryItem(name: "period", value: String($0)) },
+               counter.map { URLQueryItem(name: "counter", value: String($0)) }].compactMap { $0 }
+        return components.string ?? ""
+    }
+
     static let maximumLength = 4096
     static let maximumValueLength = 2048
     static let maximumNameLength = 255

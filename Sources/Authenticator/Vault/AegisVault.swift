@@ -209,16 +209,10 @@ public enum AegisVault {
     /// does not support (steam, motp, yandex).
     public static func mechanism(for entry: Entry, now: Date = Date()) throws(URIParseError) -> (Account, Mechanism)? {
         guard let type = MechanismType(rawValue: entry.type.lowercased()), type != .push else { return nil }
-        var components = URLComponents()
-        components.scheme = "otpauth"
-        components.host = type.rawValue
-        components.path = "/" + entry.name
-        components.queryItems = [URLQueryItem(name: "secret", value: entry.info.secret), URLQueryItem(name: "issuer", value: entry.issuer)]
-            + [entry.info.algo.map { URLQueryItem(name: "algorithm", value: $0) },
-               entry.info.digits.map { URLQueryItem(name: "digits", value: String($0)) },
-               entry.info.period.map { URLQueryItem(name: "period", value: String($0)) },
-               type == .hotp ? URLQueryItem(name: "counter", value: String(entry.info.counter ?? 0)) : nil].compactMap { $0 }
-        let parsed = try MechanismURI.parse(components.string ?? "", now: now)
+        let uri = MechanismURI.otpauth(
+            type: type, issuer: entry.issuer, accountName: entry.name, secret: entry.info.secret, algorithm: entry.info.algo,
+            digits: entry.info.digits, period: entry.info.period, counter: type == .hotp ? entry.info.counter ?? 0 : nil)
+        let parsed = try MechanismURI.parse(uri, now: now)
         var mechanism = parsed.mechanisms[0]
         if UUID(uuidString: entry.uuid) != nil { mechanism.mechanismUUID = entry.uuid.uppercased() }
         return (parsed.account, mechanism)

@@ -54,17 +54,12 @@ struct AddCommand: AsyncParsableCommand {
         guard let secret, let issuer, let account else {
             throw CommandFailure("give a URI, or all of --secret, --issuer and --account (see coffer add --help)")
         }
-        var components = URLComponents()
-        components.scheme = "otpauth"
-        components.host = type.lowercased()
-        components.path = "/" + issuer + ":" + account
-        components.queryItems = [
-            URLQueryItem(name: "secret", value: secret), URLQueryItem(name: "issuer", value: issuer),
-            URLQueryItem(name: "digits", value: String(digits)), URLQueryItem(name: "period", value: String(period)),
-            URLQueryItem(name: "algorithm", value: algorithm),
-        ] + (type.lowercased() == "hotp" ? [URLQueryItem(name: "counter", value: String(counter))] : [])
-        guard let text = components.string else { throw CommandFailure("the options do not make a valid account") }
-        return text
+        guard let mechanismType = MechanismType(rawValue: type.lowercased()), mechanismType != .push else {
+            throw CommandFailure("--type must be totp or hotp")
+        }
+        return MechanismURI.otpauth(
+            type: mechanismType, issuer: issuer, accountName: account, secret: secret, algorithm: algorithm,
+            digits: digits, period: period, counter: mechanismType == .hotp ? counter : nil)
     }
 }
 
