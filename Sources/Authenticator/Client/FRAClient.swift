@@ -124,38 +124,14 @@ public struct OathConfiguration {
 /// when it is usable and from a 0600 key file beside the database otherwise.
 ///
 /// The choice is made once, when the database is created, and recorded in
-/// `authenticator.keystore` beside it (`secret-service` or `file`): later runs use the recorded
+/// `authenticator.keystore` beside it (see `KeyStoreSelection`): later runs use the recorded
 /// key store and fail with a clear error when it is not available, rather than sealing new
 /// secrets under a second key.
 public enum DefaultAuthenticatorStorage {
     /// The key alias of the default storage's encryption key.
     public static let keyAlias = "org.coffer.authenticator"
-
-    /// Where the key of the default storage is kept.
-    public enum KeyLocation: String, Sendable {
-        /// The OS keyring (``SecretServiceKeyStore``).
-        case secretService = "secret-service"
-        /// A 0600 file in `<directory>/keys` (``FileKeyStore``).
-        case file
-    }
-
-    /// Why the default storage cannot be opened.
-    public enum OpenError: Error, LocalizedError {
-        /// The recorded key store is the keyring, and the keyring cannot be used now.
-        case keyringRequired(KeychainError)
-        /// The record of the key store is unreadable.
-        case unknownKeyLocation(String)
-
-        public var errorDescription: String? {
-            switch self {
-            case .keyringRequired(let reason):
-                return "This authenticator store keeps its key in the OS keyring, which cannot be used now: "
-                    + (reason.errorDescription ?? "\(reason)")
-            case .unknownKeyLocation(let text):
-                return "authenticator.keystore says '\(text)'; expected 'secret-service' or 'file'. Restore it."
-            }
-        }
-    }
+    /// The file beside the database that records where its key is.
+    public static let keyStoreRecord = "authenticator.keystore"
 
     /// The database file in `directory`.
     public static func databaseURL(in directory: URL) -> URL {
@@ -163,34 +139,14 @@ public enum DefaultAuthenticatorStorage {
     }
 
     /// Where the key is, as recorded in `directory` (nil before the first open).
-    public static func recordedKeyLocation(in directory: URL) throws -> KeyLocation? {
-        let record = directory.appendingPathComponent("authenticator.keystore")
-        guard let text = try? String(contentsOf: record, encoding: .utf8) else { return nil }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let location = KeyLocation(rawValue: trimmed) else { throw OpenError.unknownKeyLocation(trimmed) }
-        return location
+    public static func recordedKeyLocation(in directory: URL) throws -> KeyStoreSelection.Location? {
+        try KeyStoreSelection.recordedLocation(in: directory, record: keyStoreRecord)
     }
 
     /// Opens the default storage in `directory` (default: ``DataDirectory/default``).
     public static func open(directory: URL? = nil, logger: Logger = Logger(label: "org.coffer.authenticator")) throws -> SQLiteStorageClient {
         let directory = directory ?? DataDirectory.default
-        let keyStore: any KeyStore
-        switch try recordedKeyLocation(in: directory) {
-        case .secretService?:
-            if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() { throw OpenError.keyringRequired(problem) }
-            keyStore = SecretServiceKeyStore()
-        case .file?:
-            keyStore = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
-        case nil:
-            keyStore = KeyStoreSelection.forFiles(in: directory, strongBoxPreferred: true, logger: logger)
-            let location: KeyLocation = keyStore is SecretServiceKeyStore ? .secretService : .file
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let record = directory.appendingPathComponent("authenticator.keystore")
-            guard FileManager.default.createFile(atPath: record.path, contents: Data((location.rawValue + "\n").utf8),
-                                                 attributes: [.posixPermissions: 0o600]) else {
-                throw StorageError.io(operation: "create", path: record.path, code: errno)
-            }
-        }
+        let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger)
         return try SQLiteStorageClient(
             path: databaseURL(in: directory).path,
             encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)

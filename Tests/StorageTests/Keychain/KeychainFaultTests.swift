@@ -120,7 +120,22 @@ struct KeychainFaultTests {
             removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "file\nkey file present\n")
-        #expect(result.stderr.contains("strongBoxPreferred: the OS keyring cannot be used"), "the fallback is logged")
+        #expect(result.stderr.contains("the OS keyring cannot be used; keeping the key in a 0600 file"), "the fallback is logged")
+        #expect(try String(contentsOf: directory.appending("keystore"), encoding: .utf8) == "file\n", "the choice is recorded")
+    }
+
+    @Test("a directory whose key was recorded in the keyring fails clearly without one, instead of switching to a key file")
+    func recordedKeyringNotSwitched() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try "secret-service\n".write(to: directory.appending("keystore"), atomically: true, encoding: .utf8)
+        let result = try await CofferProcess.run(
+            executable: try CofferProcess.builtExecutable("coffer-stress"), ["strongbox", directory.url.path],
+            removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("keeps its key in the OS keyring, which cannot be used now"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("keys").path), "no second key was made")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("strongbox").path), "nothing was written")
     }
 
     /// The N of the "after N ms" the test scripts print.

@@ -210,6 +210,18 @@ struct KeychainStorageTests {
         #expect(!FileManager.default.fileExists(atPath: directory.appending("keys").path))
         #expect(try await SecretServiceKeyStore().primaryKey(for: name) != nil)
         #expect(logs.all.contains { $0.text.contains("keeping the key in the OS keyring") })
+        #expect(try String(contentsOf: directory.appending("keystore"), encoding: .utf8) == "secret-service\n")
+    }
+
+    @Test("strongBoxPreferred follows the recorded choice: a directory recorded as 'file' keeps its key file")
+    func recordedFileChoiceKept() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try "file\n".write(to: directory.appending("keystore"), atomically: true, encoding: .utf8)
+        let storage = EncryptedFileStorage<String>(fileName: "kept", directory: directory.url, strongBoxPreferred: true)
+        try await storage.save(item: "value")
+        #expect(storage.encryptor.keyStore is FileKeyStore, "the keyring is usable, but the record says file")
+        #expect(FileManager.default.fileExists(atPath: directory.appending("keys/kept.key").path))
     }
 
     @Test("coffer store --backend keychain keeps values in the keyring")

@@ -29,9 +29,10 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
     ///   - directory: Where the file lives. Defaults to ``DataDirectory/default``.
     ///   - keyStore: Where the key lives. Defaults to a ``FileKeyStore`` in `directory/keys`.
     ///   - strongBoxPreferred: When no `keyStore` is given, keep the key in the OS keyring
-    ///     (``SecretServiceKeyStore``) if it is usable now, else in the file key store; the choice
-    ///     is logged. Checking blocks this initializer for up to 3 seconds on an unresponsive
-    ///     keyring.
+    ///     (``SecretServiceKeyStore``) if it is usable the first time, else in the file key store;
+    ///     the choice is logged and recorded in `directory/keystore` and followed from then on (see
+    ///     ``KeyStoreSelection``). Checking blocks this initializer for up to 3 seconds on an
+    ///     unresponsive keyring.
     ///   - cacheStrategy: How to keep a (plaintext) memory copy. Defaults to ``CacheStrategy/noCache``.
     ///   - logger: Receives warnings about absorbed failures and the key store choice.
     public init(
@@ -105,21 +106,98 @@ public struct FileStorageConfiguration: Sendable {
 }
 
 /// Picks the key store for data kept in files: the OS keyring when preferred and usable, else a
-/// 0600 key file.
+/// 0600 key file — and remembers the choice.
+///
+/// The choice is made once per directory and recorded in a small file there (`keystore` by
+/// default: `secret-service` or `file`). Later uses follow the record: if it says the keyring and
+/// the keyring cannot be used now, the key store reports that instead of silently switching to a
+/// key file, which would leave data sealed under two keys.
 public enum KeyStoreSelection {
-    /// With `strongBoxPreferred`, a ``SecretServiceKeyStore`` when the keyring is usable now; else
-    /// (or without the preference) a ``FileKeyStore`` in `directory/keys`. Logs the choice. The
-    /// check blocks for up to 3 seconds on an unresponsive keyring.
-    public static func forFiles(in directory: URL, strongBoxPreferred: Bool, logger: Logger) -> any KeyStore {
-        let fileStore = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
-        guard strongBoxPreferred else { return fileStore }
-        if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
-            logger.notice(
-                "strongBoxPreferred: the OS keyring cannot be used; keeping the key in a 0600 file instead",
-                metadata: ["directory": "\(fileStore.directory.path)", "reason": "\(problem)"])
-            return fileStore
-        }
-        logger.info("strongBoxPreferred: keeping the key in the OS keyring (Secret Service)")
-        return SecretServiceKeyStore()
+    /// Where a directory's key is kept.
+    public enum Location: String, Sendable {
+        /// The OS keyring (``SecretServiceKeyStore``).
+        case secretService = "secret-service"
+        /// A 0600 file in `<directory>/keys` (``FileKeyStore``).
+        case file
     }
+
+    /// Why the recorded key store cannot be used.
+    public enum SelectionError: Error, LocalizedError, Sendable {
+        /// The record says the keyring, and the keyring cannot be used now.
+        case keyringRequired(KeychainError)
+        /// The record is unreadable.
+        case unknownLocation(path: String, text: String)
+
+        public var errorDescription: String? {
+            switch self {
+            case .keyringRequired(let reason):
+                return "This store keeps its key in the OS keyring, which cannot be used now: "
+                    + (reason.errorDescription ?? "\(reason)")
+            case let .unknownLocation(path, text):
+                return "\(path) says '\(text)'; expected 'secret-service' or 'file'. Restore it."
+            }
+        }
+    }
+
+    /// The location recorded in `directory`, or `nil` before the first choice.
+    public static func recordedLocation(in directory: URL, record: String = "keystore") throws(SelectionError) -> Location? {
+        let path = directory.appendingPathComponent(record).path
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let location = Location(rawValue: trimmed) else { throw .unknownLocation(path: path, text: trimmed) }
+        return location
+    }
+
+    /// The key store recorded for `directory`; on first use, the keyring when it is usable and a
+    /// key file otherwise, recorded for next time. Logs the choice.
+    public static func recorded(in directory: URL, record: String = "keystore", logger: Logger) throws -> any KeyStore {
+        let fileStore = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+        switch try recordedLocation(in: directory, record: record) {
+        case .secretService?:
+            if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() { throw SelectionError.keyringRequired(problem) }
+            return SecretServiceKeyStore()
+        case .file?:
+            return fileStore
+        case nil:
+            let location: Location
+            if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
+                logger.notice("the OS keyring cannot be used; keeping the key in a 0600 file",
+                              metadata: ["directory": "\(fileStore.directory.path)", "reason": "\(problem)"])
+                location = .file
+            } else {
+                logger.info("keeping the key in the OS keyring (Secret Service)")
+                location = .secretService
+            }
+            try POSIX.makeDirectory(directory)
+            try DurableFile(url: directory.appendingPathComponent(record)).write(Data((location.rawValue + "\n").utf8))
+            return location == .file ? fileStore : SecretServiceKeyStore()
+        }
+    }
+
+    /// With `strongBoxPreferred`, the ``recorded(in:record:logger:)`` key store (one that throws
+    /// the reason on every call when it cannot be used); without, a ``FileKeyStore`` in
+    /// `directory/keys`.
+    public static func forFiles(in directory: URL, strongBoxPreferred: Bool, logger: Logger) -> any KeyStore {
+        guard strongBoxPreferred else {
+            return FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+        }
+        do {
+            return try recorded(in: directory, logger: logger)
+        } catch {
+            logger.error("the recorded key store cannot be used; every operation will fail until it can",
+                         metadata: ["directory": "\(directory.path)", "reason": "\(error)"])
+            return UnusableKeyStore(reason: error)
+        }
+    }
+}
+
+/// Stands in for a key store that cannot be used: every call throws the reason.
+struct UnusableKeyStore: KeyStore {
+    let reason: any Error
+
+    func primaryKey(for alias: String) async throws -> VersionedKey? { throw reason }
+    func key(for alias: String, id: UInt32) async throws -> VersionedKey? { throw reason }
+    func createKey(for alias: String) async throws -> VersionedKey { throw reason }
+    func rotateKey(for alias: String) async throws -> VersionedKey { throw reason }
+    func deleteKeys(for alias: String) async throws { throw reason }
 }
