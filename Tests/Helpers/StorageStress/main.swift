@@ -10,6 +10,7 @@
 //   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
 //   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
 //   coffer-stress keychain-client-probe            tries OathKeychainStorage().setAccount; prints the outcome
+//   coffer-stress crash-writer file|encrypted|sqlite DIR   saves increasing values until killed
 //
 // Exit status 0 when every operation succeeded; otherwise problems go to stderr and the status
 // is 1.
@@ -110,6 +111,36 @@ case "keychain-client-probe":
         print("lastError=unavailable")
     } else {
         print("lastError=\(client.lastError.map { "\($0)" } ?? "nil")")
+    }
+
+case "crash-writer":
+    guard arguments.count == 3 else { fail([usage]) }
+    let directory = URL(fileURLWithPath: arguments[2])
+    switch arguments[1] {
+    case "file", "encrypted":
+        let storage: StorageDelegate<String> = arguments[1] == "file"
+            ? FileStorage<String>(fileName: "crash", directory: directory)
+            : EncryptedFileStorage<String>(fileName: "crash", directory: directory)
+        var round = 0
+        while true {
+            do { try await storage.save(item: StressValue.make(writer: 1, round: round)) } catch { fail(["save \(round): \(error)"]) }
+            round += 1
+        }
+    default:
+        do {
+            let client = try SQLiteStorageClient(
+                path: directory.appendingPathComponent("crash.sqlite").path,
+                encryptor: AESGCMEncryptor(keyAlias: "crash", keyStore: FileKeyStore(directory: directory.appendingPathComponent("keys"))))
+            var round: UInt64 = 0
+            while true {
+                let mechanism = Mechanism(mechanismUUID: "crash", issuer: "Crash", accountName: "test", type: .hotp,
+                                          secret: "JBSWY3DPEHPK3PXP", counter: round)
+                if !client.setMechanism(mechanism: mechanism) { fail(["set \(round): \(client.lastError.map { "\($0)" } ?? "?")"]) }
+                round += 1
+            }
+        } catch {
+            fail(["open: \(error)"])
+        }
     }
 
 case "sqlite-add":

@@ -77,8 +77,9 @@ struct DurableFile: Sendable {
     }
 
     private func replaceUnlocked(with data: Data) throws(StorageError) {
+        removeOrphanedTemporaryFiles()
         let temporary = directory.appendingPathComponent(
-            ".\(url.lastPathComponent).tmp-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))").path
+            "\(temporaryPrefix)\(String(UInt64.random(in: 0...UInt64.max), radix: 16))").path
         let fd = try POSIX.call("create", temporary) {
             open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         }
@@ -96,6 +97,18 @@ struct DurableFile: Sendable {
         try POSIX.call("rename", path) { rename(temporary, path) }
         renamed = true
         try POSIX.syncDirectory(directory.path)
+    }
+
+    private var temporaryPrefix: String { ".\(url.lastPathComponent).tmp-" }
+
+    /// Removes temporary files a killed writer left behind. Called with the exclusive lock held,
+    /// so no live writer of this file has one: any that exists is an orphan (and may hold a copy
+    /// of the data).
+    private func removeOrphanedTemporaryFiles() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix) {
+            unlink(directory.appendingPathComponent(name).path)
+        }
     }
 
     private func withLock<R>(_ mode: Int32, _ body: () throws -> R) throws -> R {
