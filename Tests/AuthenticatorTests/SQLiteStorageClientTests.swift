@@ -134,3 +134,43 @@ struct SQLiteProcessTests {
         #expect(try client.integrityCheck() == ["ok"])
     }
 }
+
+/// R3 for sealed database fields: random damage to a mechanism's sealed secret is detected,
+/// reported and counted, never returned, and the row is left as it was.
+@Suite("SQLiteStorageClient under random damage to sealed fields")
+struct SQLiteTamperTests {
+    static let cases = (Int(ProcessInfo.processInfo.environment["COFFER_TAMPER_CASES"] ?? "") ?? 2_000) / 4
+
+    @Test("every damaged sealed secret is refused and left in place")
+    func randomDamage() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("t.sqlite").path
+        let client = try SQLiteStorageClient(path: path, encryptor: AESGCMEncryptor(keyAlias: "k", keyStore: MemoryKeyStore()),
+                                             logger: Logger(label: "quiet", factory: { _ in SwiftLogNoOpLogHandler() }))
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "a", issuer: "I", accountName: "a", type: .totp, secret: "AAAAAAAAAAAAAAAA"))
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "b", issuer: "I", accountName: "b", type: .totp, secret: "BBBBBBBBBBBBBBBB"))
+        let queue = try DatabaseQueue(path: path)
+        let (original, other) = try queue.read { db in
+            (try Data.fetchOne(db, sql: "SELECT secret FROM mechanism WHERE mechanismUUID = 'a'")!,
+             try Data.fetchOne(db, sql: "SELECT secret FROM mechanism WHERE mechanismUUID = 'b'")!)
+        }
+        var refused = 0
+        for index in 0..<Self.cases {
+            var damaged = original
+            switch index % 4 {
+            case 0: damaged[Int.random(in: 0..<damaged.count)] ^= UInt8(1 << Int.random(in: 0..<8))
+            case 1: damaged = damaged.prefix(Int.random(in: 0..<damaged.count))
+            case 2: damaged.append(UInt8.random(in: 0...255))
+            default: damaged = other
+            }
+            try queue.write { try $0.execute(sql: "UPDATE mechanism SET secret = ? WHERE mechanismUUID = 'a'", arguments: [damaged]) }
+            let before = client.unreadableRecordCount
+            if client.getMechanismForUUID(uuid: "a") == nil, client.unreadableRecordCount == before + 1 { refused += 1 }
+            let stored = try queue.read { try Data.fetchOne($0, sql: "SELECT secret FROM mechanism WHERE mechanismUUID = 'a'") }
+            #expect(stored == damaged, "case \(index): the row must be left as it was")
+        }
+        #expect(refused == Self.cases)
+        #expect(client.getMechanismForUUID(uuid: "b")?.secret == "BBBBBBBBBBBBBBBB")
+    }
+}
