@@ -258,22 +258,31 @@ static void copy_item(void *item, int load_secrets, coffer_secret_item *out) {
     }
 }
 
-int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
-                         void *cancellable, coffer_secret_item **items, size_t *item_count,
-                         coffer_secret_error *error) {
-    *items = NULL;
-    *item_count = 0;
+/// Every item, in every collection, with these attributes (a list of SecretItem the caller
+/// unrefs and frees). Never SEARCH_UNLOCK: locked items are returned locked, nothing prompts.
+static int find_items(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
+                      void *cancellable, GListABI **found, coffer_secret_error *error) {
     const char *failure = coffer_secret_load();
     if (failure) return static_error(failure, error);
     void *service = connect_service(cancellable, error);
     if (!service) return COFFER_SECRET_ERROR;
     void *table = attribute_table(attributes, attribute_count);
     GErrorABI *gerror = NULL;
-    int flags = SEARCH_ALL | (load_secrets ? SEARCH_LOAD_SECRETS : 0);  // never SEARCH_UNLOCK: no prompts
-    GListABI *found = api.service_search_sync(service, NULL, table, flags, cancellable, &gerror);
+    int flags = SEARCH_ALL | (load_secrets ? SEARCH_LOAD_SECRETS : 0);
+    *found = api.service_search_sync(service, NULL, table, flags, cancellable, &gerror);
     api.hash_table_unref(table);
     api.object_unref(service);
-    if (gerror) return take_error(gerror, error);
+    return gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
+}
+
+int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
+                         void *cancellable, coffer_secret_item **items, size_t *item_count,
+                         coffer_secret_error *error) {
+    *items = NULL;
+    *item_count = 0;
+    GListABI *found = NULL;
+    int status = find_items(attributes, attribute_count, load_secrets, cancellable, &found, error);
+    if (status != COFFER_SECRET_OK) return status;
 
     size_t count = 0;
     for (GListABI *node = found; node; node = node->next) count++;
@@ -308,18 +317,11 @@ void coffer_secret_items_free(coffer_secret_item *items, size_t item_count) {
 int coffer_secret_clear(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
                         size_t *deleted, coffer_secret_error *error) {
     *deleted = 0;
-    const char *failure = coffer_secret_load();
-    if (failure) return static_error(failure, error);
-    void *service = connect_service(cancellable, error);
-    if (!service) return COFFER_SECRET_ERROR;
-    void *table = attribute_table(attributes, attribute_count);
-    GErrorABI *gerror = NULL;
-    GListABI *found = api.service_search_sync(service, NULL, table, SEARCH_ALL, cancellable, &gerror);
-    api.hash_table_unref(table);
-    api.object_unref(service);
-    if (gerror) return take_error(gerror, error);
+    GListABI *found = NULL;
+    int result = find_items(attributes, attribute_count, 0, cancellable, &found, error);
+    if (result != COFFER_SECRET_OK) return result;
 
-    int result = COFFER_SECRET_OK;
+    GErrorABI *gerror = NULL;
     for (GListABI *node = found; node; node = node->next) {
         if (api.item_get_locked(node->data)) result = COFFER_SECRET_LOCKED;
     }

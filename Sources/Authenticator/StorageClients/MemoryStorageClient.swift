@@ -52,7 +52,7 @@ public final class MemoryStorageClient: StorageClient, Sendable {
         state.withLock { state in
             state.mechanisms.values
                 .filter { $0.issuer == account.issuer && $0.accountName == account.accountName }
-                .sorted { ($0.timeAdded, $0.mechanismUUID) < ($1.timeAdded, $1.mechanismUUID) }
+                .sorted(by: RecordOrder.mechanisms)
         }
     }
 
@@ -72,12 +72,12 @@ public final class MemoryStorageClient: StorageClient, Sendable {
     public func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] {
         state.withLock { state in
             state.notifications.values.filter { $0.mechanismUUID == mechanism.mechanismUUID }
-                .sorted { ($0.timeAdded, $0.messageId) < ($1.timeAdded, $1.messageId) }
+                .sorted(by: RecordOrder.notifications)
         }
     }
 
     public func getAllNotifications() -> [PushNotification] {
-        state.withLock { $0.notifications.values.sorted { ($0.timeAdded, $0.messageId) < ($1.timeAdded, $1.messageId) } }
+        state.withLock { $0.notifications.values.sorted(by: RecordOrder.notifications) }
     }
 
     @discardableResult public func isEmpty() -> Bool {
@@ -116,6 +116,19 @@ struct AccountKey: Hashable {
     /// Oldest first, then by issuer and name: the order clients return accounts in.
     static func order(_ a: Account, _ b: Account) -> Bool {
         (a.timeAdded, a.issuer, a.accountName) < (b.timeAdded, b.issuer, b.accountName)
+    }
+}
+
+/// The order clients return records in (the SQLite client sorts the same way in SQL).
+enum RecordOrder {
+    /// Mechanisms: oldest first, then by UUID.
+    static func mechanisms(_ a: Mechanism, _ b: Mechanism) -> Bool {
+        (a.timeAdded, a.mechanismUUID) < (b.timeAdded, b.mechanismUUID)
+    }
+
+    /// Notifications: oldest first, then by message id.
+    static func notifications(_ a: PushNotification, _ b: PushNotification) -> Bool {
+        (a.timeAdded, a.messageId) < (b.timeAdded, b.messageId)
     }
 }
 

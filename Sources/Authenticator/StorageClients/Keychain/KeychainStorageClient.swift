@@ -84,7 +84,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     public func getAllAccounts() -> [Account] {
         records(Account.self, ["service": service("account")], operation: "getAllAccounts") { "account/\($0.identifier)" }
-            .sorted { ($0.timeAdded, $0.issuer, $0.accountName) < ($1.timeAdded, $1.issuer, $1.accountName) }
+            .sorted(by: AccountKey.order)
     }
 
     // MARK: - Mechanisms
@@ -108,7 +108,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     public func getMechanismsForAccount(account: Account) -> [Mechanism] {
         records(Mechanism.self, ["service": service("mechanism"), "issuer": account.issuer, "accountName": account.accountName],
                 operation: "getMechanismsForAccount") { "mechanism/\($0.mechanismUUID)" }
-            .sorted { ($0.timeAdded, $0.mechanismUUID) < ($1.timeAdded, $1.mechanismUUID) }
+            .sorted(by: RecordOrder.mechanisms)
     }
 
     public func getMechanismForUUID(uuid: String) -> Mechanism? {
@@ -129,12 +129,12 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     public func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] {
         records(PushNotification.self, ["service": service("notification"), "mechanismUUID": mechanism.mechanismUUID],
                 operation: "getAllNotificationsForMechanism") { "notification/\($0.identifier)" }
-            .sorted { ($0.timeAdded, $0.messageId) < ($1.timeAdded, $1.messageId) }
+            .sorted(by: RecordOrder.notifications)
     }
 
     public func getAllNotifications() -> [PushNotification] {
         records(PushNotification.self, ["service": service("notification")], operation: "getAllNotifications") { "notification/\($0.identifier)" }
-            .sorted { ($0.timeAdded, $0.messageId) < ($1.timeAdded, $1.messageId) }
+            .sorted(by: RecordOrder.notifications)
     }
 
     @discardableResult public func isEmpty() -> Bool {
