@@ -102,6 +102,33 @@ struct SQLiteStorageClientTests {
         #expect(fresh.isEmpty())
         #expect(fresh.getMechanismForUUID(uuid: "m") == nil)
     }
+
+    @Test("storeAll writes every record in one transaction, or none when one is refused")
+    func storeAll() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let keys = MemoryKeyStore()
+        let client = try makeClient(path, keys: keys)
+        let accounts = (0..<50).map { Account(issuer: "I", accountName: "user\($0)") }
+        let mechanisms = accounts.map {
+            Mechanism(mechanismUUID: "m-\($0.accountName)", issuer: $0.issuer, accountName: $0.accountName, type: .push, secret: "S-\($0.accountName)")
+        }
+        let notifications = mechanisms.map { PushNotification(messageId: "n", mechanismUUID: $0.mechanismUUID, challenge: "C-\($0.mechanismUUID)") }
+        try client.storeAll(accounts: accounts, mechanisms: mechanisms, notifications: notifications)
+        let reopened = try makeClient(path, keys: keys)
+        #expect(reopened.getAllAccounts().count == 50)
+        #expect(reopened.getMechanismForUUID(uuid: "m-user7")?.secret == "S-user7")
+        #expect(reopened.getAllNotifications().map(\.challenge).sorted() == notifications.map(\.challenge).sorted())
+
+        // A notification for a mechanism that does not exist breaks the foreign key: nothing of
+        // the batch is stored, and the error reaches the caller.
+        let more = [Account(issuer: "J", accountName: "new")]
+        let orphan = PushNotification(messageId: "x", mechanismUUID: "no-such-mechanism", challenge: "C")
+        #expect(throws: DatabaseError.self) { try client.storeAll(accounts: more, notifications: [orphan]) }
+        #expect(reopened.getAccount(accountIdentifier: more[0].identifier) == nil)
+        #expect(reopened.getAllAccounts().count == 50)
+    }
 }
 
 @Suite("SQLiteStorageClient shared by processes")

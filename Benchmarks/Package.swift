@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "CofferBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Coffer", path: ".."),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CofferBench",
+            dependencies: [
+                .product(name: "Storage", package: "Coffer"),
+                .product(name: "Authenticator", package: "Coffer"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

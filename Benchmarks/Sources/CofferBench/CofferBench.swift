@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+
+/// Runs Coffer's benchmarks and prints one table: each figure beside the reference measured in
+/// the same run, their ratio, and the target it should reach. `scripts/bench` builds the
+/// helpers and runs this inside a throwaway keyring.
+@main
+struct CofferBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coffer-bench",
+        abstract: "Measure Coffer against the floor and its peers.",
+        discussion: """
+            P1 keyring save+get vs a C loop of the same libsecret calls and vs Python keyring;
+            P2 encrypted durable save vs write+fsync+rename+directory fsync; P3 encrypted get vs
+            read + AES-GCM open; P4 cached get vs a mutex-guarded read; P5 SQLite and keychain
+            authenticator stores at scale; P6 `coffer code` cold start vs oathtool.
+            """)
+
+    @Option(help: ArgumentHelp("Where to put the stores (on the disk you want measured).", valueName: "dir"))
+    var data: String
+
+    @Option(help: "Which benchmarks to run, by id.")
+    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6"]
+
+    @Flag(help: "Small sizes and few samples: checks that every benchmark runs, in about a minute.")
+    var quick = false
+
+    @Option(help: ArgumentHelp("The C libsecret loop (P1 floor).", valueName: "path"))
+    var libsecretFloor: String?
+
+    @Option(help: ArgumentHelp("A Python with `keyring` installed (P1 peer).", valueName: "path"))
+    var python: String?
+
+    @Option(help: ArgumentHelp("The Python keyring loop (P1 peer).", valueName: "path"))
+    var pythonScript: String?
+
+    @Option(help: ArgumentHelp("A release build of coffer (P6).", valueName: "path"))
+    var coffer: String?
+
+    @Option(help: ArgumentHelp("Mechanism counts for the keychain client (P5).", valueName: "n,n"))
+    var keychainMechanisms: String = "1000,10000"
+
+    @Option(help: ArgumentHelp("Also write the rows as JSON lines here.", valueName: "path"))
+    var json: String?
+
+    func run() async throws {
+        let directory = URL(fileURLWithPath: data)
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let report = Report()
+        let wanted = Set(only.flatMap { $0.split(separator: ",").map { $0.uppercased() } })
+
+        if wanted.contains("P1") {
+            guard let libsecretFloor, let pythonScript else { throw ValidationError("P1 needs --libsecret-floor and --python-script") }
+            try await KeyringBenchmark(libsecretFloor: libsecretFloor, python: python, pythonScript: pythonScript,
+                                       operations: quick ? 20 : 200, rounds: quick ? 1 : 3).run(into: report)
+        }
+        if !wanted.isDisjoint(with: ["P2", "P3", "P4"]) {
+            let plan = quick ? SamplePlan(warmup: 5, samples: 20, batch: 1) : SamplePlan(warmup: 50, samples: 400, batch: 1)
+            let cached = quick ? SamplePlan(warmup: 100, samples: 50, batch: 100) : SamplePlan(warmup: 10_000, samples: 400, batch: 1_000)
+            try await FileBenchmarks(directory: directory.appendingPathComponent("files"), plan: plan, cachedPlan: cached)
+                .run(into: report)
+        }
+        if wanted.contains("P5") {
+            let scale = ScaleBenchmark(directory: directory, accounts: quick ? 500 : 10_000,
+                                       notificationsPerPush: quick ? 10 : 100, lookups: quick ? 50 : 500)
+            try scale.runSQLite(into: report)
+            for mechanisms in keychainMechanisms.split(separator: ",").compactMap({ Int($0) }) {
+                let size = quick ? max(mechanisms / 20, 30) : mechanisms
+                try ScaleBenchmark(directory: directory, accounts: size / 3, notificationsPerPush: 3,
+                                   lookups: quick ? 20 : 100).runKeychain(into: report)
+            }
+        }
+        if wanted.contains("P6") {
+            guard let coffer else { throw ValidationError("P6 needs --coffer") }
+            guard let oathtool = Subprocess.find("oathtool") else { throw ValidationError("P6 needs oathtool on PATH") }
+            try ColdStartBenchmark(coffer: coffer, oathtool: oathtool, directory: directory, accounts: 1_000,
+                                   runs: quick ? 5 : 40).run(into: report)
+        }
+
+        print(report.table())
+        if let json { try report.json().write(toFile: json, atomically: true, encoding: .utf8) }
+    }
+}
