@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// Wraps a ``Storage`` to serialise its calls and to keep a memory copy as a ``CacheStrategy``
@@ -19,8 +20,9 @@ import Logging
 /// Subclasses that override an operation should call `super`; an override must not call another
 /// operation of the same instance from inside it, because the lock is not re-entrant.
 open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable {
-    // @unchecked Sendable: the only mutable state is `memory`, and it is read and written only
-    // while `lock` is held (see `withLock`). Everything else is immutable.
+    // @unchecked Sendable: the mutable state is `memory`, read and written only while `lock` is
+    // held (see `withLock`), and `servedKnown`/`servedValue`, read and written only while
+    // `servedLock` is held. Everything else is immutable.
 
     /// The storage this delegate forwards to.
     public let delegate: any Storage<T>
@@ -34,6 +36,14 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
 
     private let lock = AsyncLock()
     private var memory = MemoryCopy<T>()
+    /// With ``CacheStrategy/cache``: whether `get()` may answer `servedValue` without taking
+    /// `lock`. Every `save` and `delete` clears it before it starts, so a `get` that begins after
+    /// a write began waits for that write as it always did. (A plain lock and two fields rather
+    /// than a `Mutex<T??>`: unspecialised generic code looks up the metadata of every generic
+    /// type it touches on each call, which cost more than the rest of a cached `get`.)
+    private let servedLock = NSLock()
+    private var servedKnown = false
+    private var servedValue: T?
 
     /// Creates a delegate the way the spec's iOS API does: `cacheable: true` means
     /// ``CacheStrategy/cache``, `false` means ``CacheStrategy/noCache``.
@@ -67,7 +77,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
     /// With ``CacheStrategy/cacheOnFailure`` a failure is absorbed: the item is kept as a pending
     /// write, a warning is logged, and the call returns normally.
     open func save(item: T) async throws {
-        try await withLock {
+        try await withLock(writing: true) {
             do {
                 try await delegate.save(item: item)
                 memory.stored(item, strategy: cacheStrategy)
@@ -81,7 +91,11 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
 
     /// Returns the stored value, from memory when the strategy allows it.
     open func get() async throws -> T? {
-        try await withLock {
+        var value: T?
+        if cacheStrategy == .cache, readServed(into: &value) {
+            return value
+        }
+        return try await withLock {
             if cacheStrategy == .cache, let known = memory.known {
                 return known
             }
@@ -102,7 +116,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
 
     /// Deletes the stored value and forgets any memory copy and pending write.
     open func delete() async throws {
-        try await withLock {
+        try await withLock(writing: true) {
             if cacheStrategy == .cacheOnFailure { memory.clear() }
             try await delegate.delete()
             memory.deleted(strategy: cacheStrategy)
@@ -126,8 +140,29 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
         logger.warning(message, metadata: ["error": "\(error)", "storage": "\(type(of: delegate))"])
     }
 
-    private func withLock<R>(_ body: () async throws -> R) async rethrows -> R {
-        try await lock.withLock(body)
+    /// Runs `body` holding the lock; then publishes what memory knows for lock-free `get`s.
+    private func withLock<R>(writing: Bool = false, _ body: () async throws -> R) async rethrows -> R {
+        if writing { publish(nil) }
+        return try await lock.withLock {
+            defer { publish(cacheStrategy == .cache ? memory.known : nil) }
+            return try await body()
+        }
+    }
+
+    /// Copies the served answer into `value` and returns `true`, or returns `false` when none is
+    /// known.
+    private func readServed(into value: inout T?) -> Bool {
+        servedLock.lock()
+        defer { servedLock.unlock() }
+        if servedKnown { value = servedValue }
+        return servedKnown
+    }
+
+    private func publish(_ known: T??) {
+        servedLock.lock()
+        defer { servedLock.unlock() }
+        servedKnown = known != nil
+        servedValue = known ?? nil
     }
 }
 

@@ -31,7 +31,7 @@ struct CrashTests {
             #expect(round >= 0, "kill \(attempt): unreadable value")
             lastRound = round
         }
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".tmp") }
         #expect(leftovers.count <= 1, "at most the temporary file of the write that was killed is left: \(leftovers)")
     }
 

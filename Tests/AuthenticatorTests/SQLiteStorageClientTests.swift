@@ -131,8 +131,12 @@ struct SQLiteStorageClientTests {
     }
 }
 
+/// R2: four processes add accounts to one store at once. The normal suite runs 500 operations
+/// per process (COFFER_PROCESS_OPERATIONS changes it).
 @Suite("SQLiteStorageClient shared by processes")
 struct SQLiteProcessTests {
+    static let operations = Int(ProcessInfo.processInfo.environment["COFFER_PROCESS_OPERATIONS"] ?? "") ?? 500
+
     @Test("four processes adding accounts to one file lose nothing")
     func processesLoseNothing() async throws {
         let directory = TemporaryDirectory()
@@ -143,7 +147,7 @@ struct SQLiteProcessTests {
         try await withThrowingTaskGroup(of: (Int, Int32, String).self) { group in
             for writer in 0..<4 {
                 group.addTask {
-                    let result = try await CofferProcess.run(executable: stress, ["sqlite-add", database, keys, "\(writer)", "100"])
+                    let result = try await CofferProcess.run(executable: stress, ["sqlite-add", database, keys, "\(writer)", "\(Self.operations)"])
                     return (writer, result.status, result.stderr)
                 }
             }
@@ -151,9 +155,9 @@ struct SQLiteProcessTests {
         }
         let client = try SQLiteStorageClient(
             path: database, encryptor: AESGCMEncryptor(keyAlias: "authenticator", keyStore: FileKeyStore(directory: URL(fileURLWithPath: keys))))
-        #expect(client.getAllAccounts().count == 400)
+        #expect(client.getAllAccounts().count == 4 * Self.operations)
         for writer in 0..<4 {
-            for index in 0..<100 where client.getMechanismForUUID(uuid: "w\(writer)-\(index)") == nil {
+            for index in 0..<Self.operations where client.getMechanismForUUID(uuid: "w\(writer)-\(index)") == nil {
                 Issue.record("mechanism w\(writer)-\(index) is missing")
             }
         }

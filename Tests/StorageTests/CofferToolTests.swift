@@ -95,13 +95,16 @@ struct CofferToolTests {
         }
     }
 
-    @Test("processes writing and reading one file concurrently never see it torn")
+    /// R2 for a single value: two processes write and two read, each doing
+    /// COFFER_PROCESS_OPERATIONS operations (500 unless set).
+    @Test("processes writing and reading one file concurrently never see it torn; the last writer wins")
     func concurrentProcesses() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         try await EncryptedFileStorage<String>(fileName: "race", directory: directory.url).save(item: "initial")
         let stress = try CofferProcess.builtExecutable("coffer-stress")
-        let jobs = [["write", "0", "300"], ["write", "1", "300"], ["read", "600"], ["read", "600"]]
+        let operations = ProcessInfo.processInfo.environment["COFFER_PROCESS_OPERATIONS"] ?? "500"
+        let jobs = [["write", "0", operations], ["write", "1", operations], ["read", operations], ["read", operations]]
         try await withThrowingTaskGroup(of: (String, CofferProcess.Result).self) { group in
             for job in jobs {
                 group.addTask {
@@ -114,8 +117,11 @@ struct CofferToolTests {
             }
         }
         let value = try await EncryptedFileStorage<String>(fileName: "race", directory: directory.url).get()
-        #expect(value?.hasPrefix("w") == true)
+        // coffer-stress writes "w<writer>r<round>:" then the writer's digit, 8,000 + round % 97 times.
+        let last = (Int(operations) ?? 0) - 1
+        let lastValues = (0..<2).map { "w\($0)r\(last):" + String(repeating: "\($0)", count: 8_000 + last % 97) }
+        #expect(value.map(lastValues.contains) == true, "the file holds one writer's last value")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-        #expect(!names.contains { $0.contains(".tmp-") }, "no temporary files are left behind")
+        #expect(!names.contains { $0.hasSuffix(".tmp") }, "no temporary files are left behind")
     }
 }

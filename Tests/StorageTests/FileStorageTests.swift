@@ -209,7 +209,7 @@ struct FileStorageTests {
         let storage = encrypted("dog", in: directory)
         for index in 0..<5 { try await storage.save(item: Dog(name: "\(index)", type: "x")) }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-        #expect(!names.contains { $0.contains(".tmp-") })
+        #expect(!names.contains { $0.hasSuffix(".tmp") })
         try await storage.delete()
         #expect(!FileManager.default.fileExists(atPath: storage.fileURL.path))
         try await storage.delete()

@@ -58,7 +58,7 @@ struct CofferBench: AsyncParsableCommand {
         if !wanted.isDisjoint(with: ["P2", "P3", "P4"]) {
             let plan = quick ? SamplePlan(warmup: 5, samples: 20, batch: 1) : SamplePlan(warmup: 50, samples: 400, batch: 1)
             let cached = quick ? SamplePlan(warmup: 100, samples: 50, batch: 100) : SamplePlan(warmup: 10_000, samples: 400, batch: 1_000)
-            try await FileBenchmarks(directory: directory.appendingPathComponent("files"), plan: plan, cachedPlan: cached)
+            try await FileBenchmarks(directory: directory.appendingPathComponent("files"), plan: plan, cachedPlan: cached, wanted: wanted)
                 .run(into: report)
         }
         if wanted.contains("P5") {

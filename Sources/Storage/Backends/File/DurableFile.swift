@@ -13,37 +13,48 @@ import Foundation
 ///   over the target, and then the directory is `fsync`ed: after a crash the file holds the old
 ///   bytes or the new ones, never a mix.
 /// - An advisory `flock` on a companion lock file (`.NAME.lock`) serialises writers across
-///   processes; readers take it shared, so they never see a half-finished update sequence.
+///   processes (and threads). Readers take no lock: a rename is atomic, so opening the file
+///   always finds the whole old version or the whole new one.
+/// - The temporary file has one fixed name (`.NAME.tmp`), safe because only the lock holder
+///   writes it: a writer killed halfway leaves it behind, and the next write or delete replaces
+///   or removes it, so a stray copy of the data does not linger.
 /// - Files are created 0600 and directories 0700, whatever the umask.
 ///
 /// Operations block the calling thread while they wait for the lock and the disk.
 struct DurableFile: Sendable {
     /// The file's location.
     let url: URL
+    /// Its path, its directory, its lock file and its temporary file, worked out once (building
+    /// paths from URLs costs more than the system calls they are for).
+    let path: String
+    let directory: URL
+    let lockPath: String
+    let temporaryPath: String
 
     init(url: URL) {
         self.url = url
+        self.path = url.path
+        self.directory = url.deletingLastPathComponent()
+        // isDirectory: false, or Foundation looks at the disk to decide.
+        self.lockPath = directory.appendingPathComponent(".\(url.lastPathComponent).lock", isDirectory: false).path
+        self.temporaryPath = directory.appendingPathComponent(".\(url.lastPathComponent).tmp", isDirectory: false).path
     }
-
-    var path: String { url.path }
-    var directory: URL { url.deletingLastPathComponent() }
-    var lockPath: String { directory.appendingPathComponent(".\(url.lastPathComponent).lock").path }
 
     /// The file's bytes, or `nil` when it does not exist.
     func read() throws -> Data? {
-        try withLock(LOCK_SH) { try readUnlocked() }
+        try readUnlocked()
     }
 
     /// Replaces the file's bytes with `data`.
     func write(_ data: Data) throws {
-        try POSIX.makeDirectory(directory)
-        try withLock(LOCK_EX) { try replaceUnlocked(with: data) }
+        try exclusively { try replaceUnlocked(with: data) }
     }
 
     /// Removes the file. Removing a file that does not exist succeeds.
     func remove() throws {
         guard FileManager.default.fileExists(atPath: directory.path) else { return }
-        try withLock(LOCK_EX) {
+        try exclusively {
+            unlink(temporaryPath)
             if unlink(path) == -1 {
                 if errno == ENOENT { return }
                 throw StorageError.io(operation: "delete", path: path, code: errno)
@@ -56,8 +67,7 @@ struct DurableFile: Sendable {
     /// exclusive lock so that no other process can change the file in between. `transform`
     /// returns `nil` to leave the file as it is.
     func update<R>(_ transform: (Data?) throws -> (newContents: Data?, result: R)) throws -> R {
-        try POSIX.makeDirectory(directory)
-        return try withLock(LOCK_EX) {
+        return try exclusively {
             let (newContents, result) = try transform(try readUnlocked())
             if let newContents { try replaceUnlocked(with: newContents) }
             return result
@@ -77,46 +87,34 @@ struct DurableFile: Sendable {
     }
 
     private func replaceUnlocked(with data: Data) throws(StorageError) {
-        removeOrphanedTemporaryFiles()
-        let temporary = directory.appendingPathComponent(
-            "\(temporaryPrefix)\(String(UInt64.random(in: 0...UInt64.max), radix: 16))").path
+        let temporary = temporaryPath
+        // O_TRUNC rather than O_EXCL: a file here is what a killed writer left (only the lock
+        // holder writes it). O_NOFOLLOW: never write through a planted symbolic link.
         let fd = try POSIX.call("create", temporary) {
-            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            FileFaults.inject(.create) { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         }
         var renamed = false
         defer { if !renamed { unlink(temporary) } }
         do {
             try POSIX.call("set permissions of", temporary) { fchmod(fd, 0o600) }
             try POSIX.writeAll(fd, data, path: temporary)
-            try POSIX.call("fsync", temporary) { fsync(fd) }
+            try POSIX.call("fsync", temporary) { FileFaults.inject(.fsync) { fsync(fd) } }
         } catch {
             close(fd)
             throw error
         }
-        try POSIX.call("close", temporary) { close(fd) }
-        try POSIX.call("rename", path) { rename(temporary, path) }
+        // A failed close still releases the descriptor (an injected failure closes it too); the
+        // data may not have reached the disk, so the write fails.
+        try POSIX.call("close", temporary) {
+            let result = close(fd)
+            return FileFaults.inject(.close) { result }
+        }
+        try POSIX.call("rename", path) { FileFaults.inject(.rename) { rename(temporary, path) } }
         renamed = true
         try POSIX.syncDirectory(directory.path)
     }
 
-    private var temporaryPrefix: String { ".\(url.lastPathComponent).tmp-" }
-
-    /// Removes temporary files a killed writer left behind. Called with the exclusive lock held,
-    /// so no live writer of this file has one: any that exists is an orphan (and may hold a copy
-    /// of the data).
-    private func removeOrphanedTemporaryFiles() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for name in names where name.hasPrefix(temporaryPrefix) {
-            unlink(directory.appendingPathComponent(name).path)
-        }
-    }
-
-    private func withLock<R>(_ mode: Int32, _ body: () throws -> R) throws -> R {
-        if mode == LOCK_SH, !FileManager.default.fileExists(atPath: directory.path) {
-            // Nothing to read and nothing to lock; do not create directories just to read.
-            return try body()
-        }
-        let lock = FileLock(path: lockPath)
-        return try mode == LOCK_SH ? lock.withSharedLock(body) : lock.withExclusiveLock(body)
+    private func exclusively<R>(_ body: () throws -> R) throws -> R {
+        try FileLock(path: lockPath).withExclusiveLock(creatingDirectory: true, body)
     }
 }

@@ -23,18 +23,29 @@ public struct FileLock: Sendable {
 
     /// Runs `body` holding the lock exclusively, blocking the thread until it is free.
     public func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
-        try withLock(LOCK_EX, body)
+        try withLock(LOCK_EX, creatingDirectory: false, body)
+    }
+
+    /// Like ``withExclusiveLock(_:)``; when the lock file's directory does not exist it is
+    /// created (0700) first.
+    func withExclusiveLock<R>(creatingDirectory: Bool, _ body: () throws -> R) throws -> R {
+        try withLock(LOCK_EX, creatingDirectory: creatingDirectory, body)
     }
 
     /// Runs `body` holding the lock shared with other readers. Where the lock file cannot be
     /// created (a read-only directory or medium), no writer can change the data either, so
     /// `body` runs without it.
     public func withSharedLock<R>(_ body: () throws -> R) throws -> R {
-        try withLock(LOCK_SH, body)
+        try withLock(LOCK_SH, creatingDirectory: false, body)
     }
 
-    private func withLock<R>(_ mode: Int32, _ body: () throws -> R) throws -> R {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    private func withLock<R>(_ mode: Int32, creatingDirectory: Bool, _ body: () throws -> R) throws -> R {
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd == -1, errno == ENOENT, creatingDirectory {
+            // Only when missing: the common case costs no extra system call.
+            try POSIX.makeDirectory(URL(fileURLWithPath: path, isDirectory: false).deletingLastPathComponent())
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        }
         if fd == -1 {
             let code = errno
             if mode == LOCK_SH, code == EACCES || code == EROFS { return try body() }

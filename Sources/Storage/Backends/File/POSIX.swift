@@ -28,7 +28,7 @@ enum POSIX {
         data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             var offset = 0
             while offset < buffer.count {
-                let written = systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = FileFaults.inject(.write) { systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset) }
                 if written < 0 {
                     if errno == EINTR { continue }
                     failure = .io(operation: "write", path: path, code: errno)
@@ -43,7 +43,10 @@ enum POSIX {
     /// Reads `fd` to its end.
     static func readAll(_ fd: Int32, path: String) throws(StorageError) -> Data {
         var data = Data()
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // Sized from fstat (plus one byte to see the end in one read), within 4 KiB to 64 KiB.
+        var info = stat()
+        let expected = fstat(fd, &info) == 0 ? Int(info.st_size) + 1 : 0
+        var chunk = [UInt8](repeating: 0, count: min(max(expected, 4096), 64 * 1024))
         while true {
             let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress!, $0.count) }
             if count < 0 {
@@ -59,7 +62,7 @@ enum POSIX {
     static func syncDirectory(_ path: String) throws(StorageError) {
         let fd = try call("open directory", path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(fd) }
-        try call("fsync directory", path) { fsync(fd) }
+        try call("fsync directory", path) { FileFaults.inject(.syncDirectory) { fsync(fd) } }
     }
 
     /// Creates `url` and any missing parents with mode 0700. Existing directories keep their mode.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A key store that keeps each alias's keys in a file of its own, for machines with no OS keyring.
 ///
@@ -11,6 +12,9 @@ import Foundation
 public struct FileKeyStore: KeyStore {
     /// The directory that holds the key files.
     public let directory: URL
+    /// Key rings already read, by alias, with the identity of the file they came from; shared by
+    /// copies of this value.
+    private let cache = KeyRingCache()
 
     /// Creates a key store in `directory`. The directory is created (0700) when the first key is.
     public init(directory: URL) {
@@ -58,7 +62,7 @@ public struct FileKeyStore: KeyStore {
 
     private func file(for alias: String) throws(KeyStoreError) -> DurableFile {
         guard !alias.isEmpty else { throw .invalidAlias(alias, reason: "it is empty") }
-        return DurableFile(url: directory.appendingPathComponent(Self.fileName(for: alias)))
+        return DurableFile(url: directory.appendingPathComponent(Self.fileName(for: alias), isDirectory: false))
     }
 
     /// A file name that stands for `alias` and only for it: letters, digits, `_`, `-` and
@@ -74,7 +78,18 @@ public struct FileKeyStore: KeyStore {
         return name + ".key"
     }
 
+    /// The alias's key ring. A ring read before is served from memory while its file is the same
+    /// one (device, inode, size, modification and change times): every save seals with the
+    /// primary key, and reading and parsing the file each time would cost as much as the save.
+    /// The file is looked at before it is read, so a cached ring is never newer than its stamp:
+    /// another process's rotation (a new file, renamed into place) is seen on the next call.
     private func read(_ alias: String) throws -> KeyRing? {
+        guard !alias.isEmpty else { throw KeyStoreError.invalidAlias(alias, reason: "it is empty") }
+        guard let stamp = FileStamp(path: directory.path + "/" + Self.fileName(for: alias)) else {
+            cache[alias] = nil
+            return nil
+        }
+        if let cached = cache[alias], cached.stamp == stamp { return cached.ring }
         let file = try file(for: alias)
         let data: Data?
         do {
@@ -82,7 +97,9 @@ public struct FileKeyStore: KeyStore {
         } catch {
             throw KeyStoreError.storageFailed(alias: alias, cause: error)
         }
-        return try data.map { try decode($0, alias: alias, file: file) }
+        let ring = try data.map { try decode($0, alias: alias, file: file) }
+        cache[alias] = ring.map { (stamp, $0) }
+        return ring
     }
 
     private func modify(
@@ -108,5 +125,46 @@ public struct FileKeyStore: KeyStore {
         } catch {
             throw .corrupted(alias: alias, location: file.path, reason: error.reason)
         }
+    }
+}
+
+/// Which version of a file is on disk, as far as `stat` can tell.
+struct FileStamp: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: timespec
+    var changed: timespec
+
+    /// The file's stamp, or `nil` when it cannot be looked at (it does not exist, say).
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+        modified = info.st_mtimespec
+        changed = info.st_ctimespec
+        #else
+        modified = info.st_mtim
+        changed = info.st_ctim
+        #endif
+    }
+
+    static func == (a: FileStamp, b: FileStamp) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size
+            && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+            && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+    }
+}
+
+/// Key rings read from files, by alias.
+private final class KeyRingCache: Sendable {
+    private let rings = Mutex<[String: (stamp: FileStamp, ring: KeyRing)]>([:])
+
+    subscript(alias: String) -> (stamp: FileStamp, ring: KeyRing)? {
+        get { rings.withLock { $0[alias] } }
+        set { rings.withLock { $0[alias] = newValue } }
     }
 }
