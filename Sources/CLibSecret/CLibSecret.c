@@ -38,6 +38,8 @@ static struct {
 
     void *(*service_get_sync)(int, void *, GErrorABI **);
     GListABI *(*service_search_sync)(void *, const void *, void *, int, void *, GErrorABI **);
+    int (*service_search_for_dbus_paths_sync)(void *, const void *, void *, void *, char ***, char ***, GErrorABI **);
+    void (*strfreev)(char **);
     int (*service_store_sync)(void *, const void *, void *, const char *, const char *, void *, void *, GErrorABI **);
     int (*service_lock_sync)(void *, GListABI *, void *, GListABI **, GErrorABI **);
     void (*service_disconnect)(void);
@@ -93,6 +95,8 @@ static void load_library(void) {
     BIND(cancellable_cancel, "g_cancellable_cancel");
     BIND(service_get_sync, "secret_service_get_sync");
     BIND(service_search_sync, "secret_service_search_sync");
+    BIND(service_search_for_dbus_paths_sync, "secret_service_search_for_dbus_paths_sync");
+    BIND(strfreev, "g_strfreev");
     BIND(service_store_sync, "secret_service_store_sync");
     BIND(service_lock_sync, "secret_service_lock_sync");
     BIND(service_disconnect, "secret_service_disconnect");
@@ -336,6 +340,31 @@ int coffer_secret_clear(const coffer_secret_attribute *attributes, size_t attrib
     for (GListABI *node = found; node; node = node->next) api.object_unref(node->data);
     api.list_free(found);
     return result;
+}
+
+static size_t path_count(char **paths) {
+    size_t count = 0;
+    while (paths && paths[count]) count++;
+    return count;
+}
+
+int coffer_secret_count(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
+                        size_t *count, coffer_secret_error *error) {
+    *count = 0;
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    void *table = attribute_table(attributes, attribute_count);
+    char **unlocked = NULL, **locked = NULL;
+    GErrorABI *gerror = NULL;
+    api.service_search_for_dbus_paths_sync(service, NULL, table, cancellable, &unlocked, &locked, &gerror);
+    api.hash_table_unref(table);
+    api.object_unref(service);
+    *count = path_count(unlocked) + path_count(locked);
+    api.strfreev(unlocked);
+    api.strfreev(locked);
+    return gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
 }
 
 int coffer_secret_lock_default(void *cancellable, coffer_secret_error *error) {

@@ -76,6 +76,11 @@ void coffer_secret_items_free(coffer_secret_item *items, size_t item_count);
 int coffer_secret_clear(const coffer_secret_attribute *attributes, size_t attribute_count,
                         void *cancellable, size_t *deleted, coffer_secret_error *error);
 
+/// Counts the items (locked or not, in every collection) that have these attributes, without
+/// loading them: one search call, however many items match.
+int coffer_secret_count(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
+                        size_t *count, coffer_secret_error *error);
+
 /// Locks the default collection (used by tests and `coffer doctor`).
 int coffer_secret_lock_default(void *cancellable, coffer_secret_error *error);
 

@@ -132,6 +132,21 @@ struct KeychainStorageTests {
         }
     }
 
+    @Test("count finds exactly the items with all the given attributes")
+    func countItems() async throws {
+        let account = TestKeyring.uniqueAccount()
+        let keyring = SecretService()
+        #expect(try await keyring.count(["service": service, "account": account]) == 0)
+        for index in 0..<3 {
+            try await keyring.store(Data("\(index)".utf8), attributes: ["service": service, "account": account, "n": "\(index)"],
+                                    label: "count \(index)", contentType: "text/plain")
+        }
+        #expect(try await keyring.count(["service": service, "account": account]) == 3)
+        #expect(try await keyring.count(["service": service, "account": account, "n": "1"]) == 1)
+        try await keyring.clear(["service": service, "account": account])
+        #expect(try await keyring.count(["service": service, "account": account]) == 0)
+    }
+
     @Test("a secret that is not valid JSON is reported as corrupted and left in place")
     func corruptedSecret() async throws {
         let account = TestKeyring.uniqueAccount()

@@ -139,7 +139,12 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     @discardableResult public func isEmpty() -> Bool {
         diagnostics.attempt("isEmpty") {
-            try ["account", "mechanism", "notification"].allSatisfy { try search(["service": service($0)], loadSecrets: false).isEmpty }
+            let secretService = self.secretService
+            let services = ["account", "mechanism", "notification"].map(service)
+            return try SyncBridge.run {
+                for service in services where try await secretService.count(["service": service]) > 0 { return false }
+                return true
+            }
         } ?? false
     }
 
@@ -205,15 +210,16 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         _ type: T.Type, _ attributes: [String: String], operation: String, identity: @escaping (T) -> String
     ) -> [T] {
         let items = diagnostics.attempt(operation) { try search(attributes, loadSecrets: true) } ?? []
-        return items.compactMap { item in
+        // Every item's secret opened in one trip to the encryptor.
+        let opened = sealer.open(items.map { ($0.secret ?? Data(), Self.identity(of: $0.attributes)) })
+        return zip(items, opened).compactMap { item, json in
             diagnostics.readable(operation, item.label) { () throws -> T in
                 guard !item.isLocked else { throw KeychainError.locked }
-                guard let secret = item.secret else {
+                guard item.secret != nil else {
                     throw StorageError.corrupted(location: item.label, reason: "the keyring returned the item without its secret")
                 }
                 let expected = Self.identity(of: item.attributes)
-                let json = try sealer.open(secret, for: expected)
-                let record = try JSONDecoder().decode(T.self, from: Data(json.utf8))
+                let record = try JSONDecoder().decode(T.self, from: Data(try json.get().utf8))
                 guard identity(record) == expected else {
                     throw StorageError.identityMismatch(location: item.label, expected: expected, found: identity(record))
                 }
@@ -222,7 +228,6 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         }
     }
 
-    /// The one record matching `attributes`; more than one is an error, never a silent pick.
     private func single<T: Decodable>(
         _ type: T.Type, _ attributes: [String: String], operation: String, identity: @escaping (T) -> String
     ) -> T? {

@@ -181,8 +181,9 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     /// ``setMechanism(mechanism:)`` and ``setNotification(notification:)`` would write it;
     /// accounts first, then mechanisms, then notifications.
     public func storeAll(accounts: [Account] = [], mechanisms: [Mechanism] = [], notifications: [PushNotification] = []) throws {
-        let sealedMechanisms = try mechanisms.map(seal)
-        let sealedNotifications = try notifications.map(seal)
+        let sealedMechanisms = try seal(mechanisms)
+        let sealedNotifications = try zip(notifications, sealer.seal(notifications.map { ($0.challenge, Self.field($0)) }))
+            .map { SealedNotification(notification: $0, challenge: $1) }
         try database.write { db in
             for account in accounts { try Self.upsert(account, in: db) }
             for mechanism in sealedMechanisms { try Self.upsert(mechanism, in: db) }
@@ -237,10 +238,22 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     }
 
     private func seal(_ mechanism: Mechanism) throws -> SealedMechanism {
-        let field = "mechanism/\(mechanism.mechanismUUID)"
-        return SealedMechanism(
-            mechanism: mechanism, secret: try sealer.seal(mechanism.secret, for: "\(field)/secret"),
-            challenge: try mechanism.challenge.map { try sealer.seal($0, for: "\(field)/challenge") })
+        try seal([mechanism])[0]
+    }
+
+    /// Seals the mechanisms' secrets and challenges in one trip to the encryptor.
+    private func seal(_ mechanisms: [Mechanism]) throws -> [SealedMechanism] {
+        var fields: [(text: String, field: String)] = []
+        for mechanism in mechanisms {
+            let field = Self.field(mechanism: mechanism.mechanismUUID)
+            fields.append((mechanism.secret, "\(field)/secret"))
+            if let challenge = mechanism.challenge { fields.append((challenge, "\(field)/challenge")) }
+        }
+        var sealed = try sealer.seal(fields)[...]
+        return mechanisms.map { mechanism in
+            let secret = sealed.removeFirst()
+            return SealedMechanism(mechanism: mechanism, secret: secret, challenge: mechanism.challenge.map { _ in sealed.removeFirst() })
+        }
     }
 
     private func seal(_ notification: PushNotification) throws -> SealedNotification {
@@ -298,12 +311,23 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     private func readMechanisms(_ operation: String, sql: String, arguments: StatementArguments) -> [Mechanism] {
         let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM mechanism " + sql), arguments: arguments) } } ?? []
-        return rows.compactMap { row in readable(operation, "mechanism \(row["mechanismUUID"] as String? ?? "?")") { try mechanism(row) } }
+        var fields: [(sealed: Data, field: String)] = []
+        for row in rows {
+            let field = Self.field(mechanism: row["mechanismUUID"] as String? ?? "")
+            fields.append(((row["secret"] as Data?) ?? Data(), "\(field)/secret"))
+            if let challenge = row["challenge"] as Data? { fields.append((challenge, "\(field)/challenge")) }
+        }
+        let opened = OpenedFields(sealer, fields)
+        return rows.compactMap { row in readable(operation, "mechanism \(row["mechanismUUID"] as String? ?? "?")") { try mechanism(row, opened) } }
     }
 
     private func readNotifications(_ operation: String, sql: String, arguments: StatementArguments) -> [PushNotification] {
         let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM notification " + sql), arguments: arguments) } } ?? []
-        return rows.compactMap { row in readable(operation, "notification \(row["messageId"] as String? ?? "?")") { try notification(row) } }
+        let opened = OpenedFields(sealer, rows.map { row in
+            ((row["challenge"] as Data?) ?? Data(),
+             Self.field(notification: row["mechanismUUID"] as String? ?? "", messageId: row["messageId"] as String? ?? ""))
+        })
+        return rows.compactMap { row in readable(operation, "notification \(row["messageId"] as String? ?? "?")") { try notification(row, opened) } }
     }
 
     private static func account(_ row: Row) -> Account {
@@ -314,35 +338,43 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
             lockingPolicy: row["lockingPolicy"], isLocked: row["isLocked"])
     }
 
-    private func mechanism(_ row: Row) throws -> Mechanism {
+    private func mechanism(_ row: Row, _ opened: OpenedFields) throws -> Mechanism {
         let uuid: String = row["mechanismUUID"]
-        let field = "mechanism/\(uuid)"
+        let field = Self.field(mechanism: uuid)
         guard let type = MechanismType(rawValue: row["type"]), let algorithm = OathAlgorithm(rawValue: row["algorithm"]) else {
             throw StorageError.corrupted(location: "\(path) \(field)", reason: "unknown mechanism type or algorithm")
         }
         let challenge: Data? = row["challenge"]
         return Mechanism(
             mechanismUUID: uuid, issuer: row["issuer"], accountName: row["accountName"], type: type,
-            secret: try sealer.open(row["secret"], for: "\(field)/secret"), algorithm: algorithm,
+            secret: try opened.text("\(field)/secret"), algorithm: algorithm,
             digits: row["digits"], period: row["period"], counter: UInt64(bitPattern: row["counter"]), uid: row["uid"],
             resourceId: row["resourceId"], timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]),
             registrationEndpoint: (row["registrationEndpoint"] as String?).flatMap(URL.init(string:)),
             authenticationEndpoint: (row["authenticationEndpoint"] as String?).flatMap(URL.init(string:)),
-            messageId: row["messageId"], challenge: try challenge.map { try sealer.open($0, for: "\(field)/challenge") })
+            messageId: row["messageId"], challenge: try challenge.map { _ in try opened.text("\(field)/challenge") })
     }
 
-    private func notification(_ row: Row) throws -> PushNotification {
+    private func notification(_ row: Row, _ opened: OpenedFields) throws -> PushNotification {
         var notification = PushNotification(
             messageId: row["messageId"], mechanismUUID: row["mechanismUUID"], challenge: "", ttl: row["ttl"],
             timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]), pending: row["pending"], approved: row["approved"],
             loadBalanceKey: row["loadBalanceKey"], message: row["message"], customPayload: row["customPayload"],
             numbersChallenge: row["numbersChallenge"], contextInfo: row["contextInfo"], pushType: row["pushType"])
-        notification.challenge = try sealer.open(row["challenge"], for: Self.field(notification))
+        notification.challenge = try opened.text(Self.field(notification))
         return notification
     }
 
+    /// Where a mechanism's sealed fields belong: `mechanism/<uuid>` (then `/secret`, `/challenge`).
+    private static func field(mechanism uuid: String) -> String { "mechanism/\(uuid)" }
+
     private static func field(_ notification: PushNotification) -> String {
-        "notification/\(notification.mechanismUUID)/\(notification.messageId)/challenge"
+        field(notification: notification.mechanismUUID, messageId: notification.messageId)
+    }
+
+    /// Where a notification's sealed challenge belongs.
+    private static func field(notification mechanismUUID: String, messageId: String) -> String {
+        "notification/\(mechanismUUID)/\(messageId)/challenge"
     }
 
     // MARK: - Failures

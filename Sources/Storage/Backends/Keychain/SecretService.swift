@@ -87,6 +87,20 @@ public struct SecretService: Sendable {
         }
     }
 
+    /// How many items have all of `attributes`, locked or not. Cheaper than ``search(_:loadSecrets:)``
+    /// when the items themselves are not needed: nothing is loaded per item.
+    public func count(_ attributes: [String: String]) async throws(KeychainError) -> Int {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            var error = coffer_secret_error()
+            var count = 0
+            let status = Self.withAttributes(attributes) { list, length in
+                coffer_secret_count(list, length, cancellable, &count, &error)
+            }
+            guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
+            return count
+        }
+    }
+
     /// Deletes the items that have all of `attributes`; returns how many. Deleting nothing
     /// succeeds with 0. When one of them is locked, nothing is deleted and ``KeychainError/locked``
     /// is thrown.
