@@ -94,6 +94,36 @@ struct AegisVaultTests {
         #expect(throws: AegisVault.VaultError.self) { try AegisVault.read(Data([0xFF, 0x00]), password: nil) }
     }
 
+    @Test("a vault cannot make scrypt take gigabytes or run once per slot without end")
+    func hostileScryptParameters() throws {
+        let file = try AegisVault.write(try filled().exportAegis().entries, password: "pw", scryptRounds: 1 << 10)
+        let json = try JSONSerialization.jsonObject(with: file) as! [String: Any]
+        func withSlots(_ change: (inout [[String: Any]]) -> Void) throws -> Data {
+            var copy = json
+            var header = copy["header"] as! [String: Any]
+            var slots = header["slots"] as! [[String: Any]]
+            change(&slots)
+            header["slots"] = slots
+            copy["header"] = header
+            return try JSONSerialization.data(withJSONObject: copy)
+        }
+        // 128 · 2^20 · 32 bytes would be 4 GiB.
+        let huge = try withSlots { $0[0]["n"] = 1 << 20; $0[0]["r"] = 32 }
+        let notPowerOfTwo = try withSlots { $0[0]["n"] = 1000 }
+        let manySlots = try withSlots { slots in slots = Array(repeating: slots[0], count: 50) }
+        for vault in [huge, notPowerOfTwo, manySlots] {
+            do {
+                _ = try AegisVault.read(vault, password: "pw")
+                Issue.record("a hostile vault was read")
+            } catch let AegisVault.VaultError.malformed(reason) {
+                #expect(reason.contains("slot"))
+            } catch {
+                Issue.record("expected .malformed, got \(error)")
+            }
+        }
+        #expect(try AegisVault.read(file, password: "pw").count == filled().exportAegis().entries.count)
+    }
+
     @Test("an invalid entry stops the whole import before anything changes")
     func invalidEntryChangesNothing() throws {
         var entries = try filled().exportAegis().entries

@@ -55,6 +55,7 @@ public struct CofferProcess: Sendable {
         executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:],
         removing removed: [String] = [], deadline: Duration = .seconds(120)
     ) async throws -> Result {
+        _ = SuiteTraceLog.installed
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-process-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -103,10 +104,13 @@ public struct CofferProcess: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let stderr = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: paths[2]))) ?? Data(), as: UTF8.self)
+        // What a child logs and reports goes to the suite's trace log too (R7).
+        if !stderr.isEmpty { SuiteTraceLog.write("child \(executable.lastPathComponent) stderr: \(stderr)") }
         return Result(
             status: exitCode,
             stdout: String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: paths[1]))) ?? Data(), as: UTF8.self),
-            stderr: String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: paths[2]))) ?? Data(), as: UTF8.self),
+            stderr: stderr,
             timedOut: killed,
             elapsed: clock.now - start)
     }

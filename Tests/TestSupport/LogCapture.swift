@@ -10,7 +10,9 @@ public final class LogCapture: Sendable {
 
     private let entries = Mutex<[Entry]>([])
 
-    public init() {}
+    public init() {
+        _ = SuiteTraceLog.installed
+    }
 
     public var all: [Entry] { entries.withLock { $0 } }
 
@@ -37,6 +39,7 @@ public final class LogCapture: Sendable {
             let merged = metadata.merging(event.metadata ?? [:]) { $1 }
             let text = "\(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
             capture.append(Entry(level: event.level, text: text))
+            SuiteTraceLog.write(SuiteTraceLog.format(label: "capture", event: event, metadata: metadata))
         }
     }
 }

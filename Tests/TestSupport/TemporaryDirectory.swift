@@ -6,6 +6,7 @@ public struct TemporaryDirectory: Sendable {
     public let url: URL
 
     public init(_ label: String = #function) {
+        _ = SuiteTraceLog.installed
         let name = "coffer-tests-\(label.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString.prefix(8))"
         url = FileManager.default.temporaryDirectory.appendingPathComponent(name, isDirectory: true)
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -137,13 +137,25 @@ public enum AegisVault {
         return content.entries
     }
 
+    /// The most memory one scrypt derivation may take (128 × N × r bytes): the file chooses the
+    /// cost, and a hostile vault must not make an import take gigabytes. Aegis's own choice
+    /// (N = 2^15, r = 8) takes 32 MiB.
+    static let maximumScryptMemory = 256 << 20
+
+    /// The most password slots tried, for the same reason (each is one scrypt derivation).
+    static let maximumPasswordSlots = 8
+
     private static func unwrapMasterKey(slots: [Slot], password: String) throws(VaultError) -> SymmetricKey {
         let passwordSlots = slots.filter { $0.type == 1 }
         guard !passwordSlots.isEmpty else { throw .noPasswordSlot }
+        guard passwordSlots.count <= maximumPasswordSlots else {
+            throw .malformed("the vault has \(passwordSlots.count) password slots; at most \(maximumPasswordSlots) are tried")
+        }
         for slot in passwordSlots {
             guard let n = slot.n, let r = slot.r, let p = slot.p, let saltHex = slot.salt, let salt = Data(hex: saltHex),
-                  let wrapped = Data(hex: slot.key), n > 1, n <= 1 << 20, r > 0, r <= 32, p > 0, p <= 16 else {
-                throw .malformed("a password slot has missing or out-of-range scrypt parameters")
+                  let wrapped = Data(hex: slot.key), n > 1, n <= 1 << 20, n & (n - 1) == 0, r > 0, r <= 32, p > 0, p <= 16,
+                  128 * n * r <= maximumScryptMemory else {
+                throw .malformed("a password slot has missing or out-of-range scrypt parameters (N must be a power of two, 128·N·r at most 256 MiB)")
             }
             do {
                 let kek = try KDF.Scrypt.deriveKey(from: Data(password.utf8), salt: salt, outputByteCount: 32,

@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+// libFuzzer targets for Coffer's parsers of untrusted input (issue 6, R4). Build and run them
+// with scripts/fuzz TARGET SECONDS; each target's inputs that ever crashed live in
+// Fuzz/Crashers/TARGET and are replayed by the normal test suite (FuzzRegressionTests).
+import PackageDescription
+
+// libFuzzer supplies main(); the targets only define LLVMFuzzerTestOneInput.
+let fuzzTarget: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
+let package = Package(
+    name: "CofferFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Coffer", path: ".."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "FuzzURI",
+            dependencies: [.product(name: "Authenticator", package: "Coffer")],
+            swiftSettings: fuzzTarget),
+        .executableTarget(
+            name: "FuzzEnvelope",
+            dependencies: [.product(name: "Storage", package: "Coffer")],
+            swiftSettings: fuzzTarget),
+        .executableTarget(
+            name: "FuzzAegis",
+            dependencies: [.product(name: "Authenticator", package: "Coffer")],
+            swiftSettings: fuzzTarget),
+    ],
+    swiftLanguageModes: [.v6]
+)
