@@ -16,15 +16,15 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "FuzzURI",
-            dependencies: [.product(name: "Authenticator", package: "Coffer")],
+            dependencies: [.product(name: "StorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzEnvelope",
-            dependencies: [.product(name: "Storage", package: "Coffer")],
+            dependencies: [.product(name: "StorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzAegis",
-            dependencies: [.product(name: "Authenticator", package: "Coffer")],
+            dependencies: [.product(name: "StorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
     ],
     swiftLanguageModes: [.v6]

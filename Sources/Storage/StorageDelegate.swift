@@ -81,6 +81,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
             do {
                 try await delegate.save(item: item)
                 memory.stored(item, strategy: cacheStrategy)
+                trace("saved")
             } catch {
                 guard cacheStrategy == .cacheOnFailure else { throw error }
                 memory.keepPending(item)
@@ -105,6 +106,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
             do {
                 let value = try await delegate.get()
                 memory.read(value, strategy: cacheStrategy)
+                trace(value == nil ? "read: nothing stored" : "read")
                 return value
             } catch {
                 guard cacheStrategy == .cacheOnFailure, let copy = memory.lastValue else { throw error }
@@ -120,6 +122,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
             if cacheStrategy == .cacheOnFailure { memory.clear() }
             try await delegate.delete()
             memory.deleted(strategy: cacheStrategy)
+            trace("deleted")
         }
     }
 
@@ -133,6 +136,11 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
             warn("Retrying a pending save failed; serving the pending item from memory", error)
             return false
         }
+    }
+
+    /// Logs that an operation reached the storage, at trace level. Never the value.
+    private func trace(_ message: Logger.Message) {
+        logger.trace(message, metadata: ["storage": "\(type(of: delegate))", "strategy": "\(cacheStrategy)"])
     }
 
     /// Logs an absorbed failure. The error is logged, never the value.

@@ -16,7 +16,7 @@ import Foundation
 ///   they differ.
 /// - Digits 6–8, period 1–86400 seconds, algorithm SHA1/SHA256/SHA384/SHA512/MD5, a counter that
 ///   fits in 64 bits, a secret that is valid base32 (OATH) or base64 (push).
-/// - Hostile input is refused: URIs over 4096 characters, values over 2048, control characters
+/// - Hostile input is refused: URIs over 16,384 characters, values over 2048, control characters
 ///   anywhere, names over 255 characters, endpoints that are not http(s) URLs.
 public enum MechanismURI {
     /// What a URI describes.
@@ -36,7 +36,9 @@ public enum MechanismURI {
         var components = URLComponents()
         components.scheme = "otpauth"
         components.host = type.rawValue
-        components.path = "/" + issuer + ":" + accountName
+        // Each part percent-encoded down to unreserved characters, so a ':' inside the issuer or
+        // the account name can never be taken for the separator.
+        components.percentEncodedPath = "/" + Label.encode(issuer) + ":" + Label.encode(accountName)
         components.queryItems = [URLQueryItem(name: "secret", value: secret), URLQueryItem(name: "issuer", value: issuer)]
             + [algorithm.map { URLQueryItem(name: "algorithm", value: $0) },
                digits.map { URLQueryItem(name: "digits", value: String($0)) },
@@ -45,7 +47,10 @@ public enum MechanismURI {
         return components.string ?? ""
     }
 
-    static let maximumLength = 4096
+    /// Room for any URI whose names and values are within their own limits, even with every
+    /// character percent-encoded (as ``otpauth(type:issuer:accountName:secret:algorithm:digits:period:counter:)``
+    /// writes non-ASCII names); it bounds the work, the other limits bound the content.
+    static let maximumLength = 16_384
     static let maximumValueLength = 2048
     static let maximumNameLength = 255
 
@@ -121,11 +126,14 @@ public enum MechanismURI {
 
     private static func oath(_ type: MechanismType, _ account: Account, _ parameters: Parameters, now: Date) throws(URIParseError) -> Mechanism {
         guard let secret = parameters["secret"] else { throw .missingParameter("secret") }
+        let key: Data
         do {
-            _ = try Base32.decode(secret)
+            key = try Base32.decode(secret)
         } catch {
             throw .invalidParameter(name: "secret", reason: error.errorDescription ?? "not base32")
         }
+        // "A" or "J" is valid base32 for no whole byte: no key to make codes with.
+        guard !key.isEmpty else { throw .invalidParameter(name: "secret", reason: "it holds no whole byte of key") }
         var algorithm = OathAlgorithm.sha1
         if let raw = parameters["algorithm"] {
             guard let parsed = OathAlgorithm(uriValue: raw) else {
@@ -211,6 +219,11 @@ public enum MechanismURI {
     }
 
     /// The label: `issuer:account` or `account`, percent-decoded.
+    ///
+    /// The separator is the first literal `:` or, when there is none, the first encoded one
+    /// (`%3A`), as the Key URI format allows; an encoded colon after a literal one is part of a
+    /// name (``MechanismURI/otpauth(type:issuer:accountName:secret:algorithm:digits:period:counter:)``
+    /// writes names that way). Spaces around the account name are dropped.
     private struct Label {
         var issuer: String?
         var accountName: String
@@ -218,19 +231,34 @@ public enum MechanismURI {
         init(_ percentEncodedPath: String) throws(URIParseError) {
             var path = Substring(percentEncodedPath)
             if path.hasPrefix("/") { path = path.dropFirst() }
-            guard let decoded = String(path).removingPercentEncoding else {
-                throw .invalidParameter(name: "label", reason: "it is not valid percent-encoding")
-            }
-            if let colon = decoded.firstIndex(of: ":") {
-                issuer = String(decoded[..<colon])
-                accountName = String(decoded[decoded.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            let issuerPart: Substring?, accountPart: Substring
+            if let colon = path.firstIndex(of: ":") {
+                (issuerPart, accountPart) = (path[..<colon], path[path.index(after: colon)...])
+            } else if let encoded = path.range(of: "%3A", options: .caseInsensitive) {
+                (issuerPart, accountPart) = (path[..<encoded.lowerBound], path[encoded.upperBound...])
             } else {
-                accountName = decoded
+                (issuerPart, accountPart) = (nil, path)
             }
+            accountName = try Self.decode(accountPart).trimmingCharacters(in: .whitespaces)
+            issuer = try issuerPart.map(Self.decode)
             guard !accountName.isEmpty else { throw .invalidParameter(name: "label", reason: "the account name is empty") }
             try MechanismURI.checkName(accountName, parameter: "label")
             if let issuer { try MechanismURI.checkName(issuer, parameter: "label") }
         }
+
+        private static func decode(_ part: Substring) throws(URIParseError) -> String {
+            guard let decoded = String(part).removingPercentEncoding else {
+                throw .invalidParameter(name: "label", reason: "it is not valid percent-encoding")
+            }
+            return decoded
+        }
+
+        /// `name` with everything but unreserved characters (RFC 3986) percent-encoded.
+        static func encode(_ name: String) -> String {
+            name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        }
+
+        private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
     }
 
     /// Query parameters by lower-cased name; duplicates and oversized values are refused.
