@@ -16,6 +16,7 @@ struct CrashTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         var lastRound = -1
+        var torn = 0, lost = 0
         for attempt in 0..<Self.kills {
             try await killWriter(kind, directory, attempt)
             let storage: StorageDelegate<String> = kind == "file"
@@ -24,15 +25,19 @@ struct CrashTests {
             let value = try await storage.get()
             guard let value else {
                 #expect(lastRound == -1, "kill \(attempt): a value that was stored has disappeared")
+                if lastRound != -1 { lost += 1 }
                 continue
             }
             #expect(StressValueCheck.isWhole(value), "kill \(attempt): torn value")
+            if !StressValueCheck.isWhole(value) { torn += 1 }
             let round = StressValueCheck.round(of: value) ?? -1
             #expect(round >= 0, "kill \(attempt): unreadable value")
             lastRound = round
         }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".tmp") }
         #expect(leftovers.count <= 1, "at most the temporary file of the write that was killed is left: \(leftovers)")
+        ReliabilityReport.record("R1", "SIGKILL while saving, \(kind == "file" ? "FileStorage" : "EncryptedFileStorage")",
+                                 tried: "\(Self.kills) kills", outcome: "\(torn) torn, \(lost) lost, \(leftovers.count) temporary files left")
     }
 
     @Test("the SQLite store opens, passes integrity_check and reads its record after every kill")
@@ -40,6 +45,7 @@ struct CrashTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         var seen = false
+        var unsound = 0, lost = 0
         for attempt in 0..<Self.kills {
             try await killWriter("sqlite", directory, attempt)
             guard FileManager.default.fileExists(atPath: directory.appending("crash.sqlite").path) else { continue }
@@ -50,8 +56,12 @@ struct CrashTests {
             let mechanism = client.getMechanismForUUID(uuid: "crash")
             #expect(client.unreadableRecordCount == 0, "kill \(attempt): \(String(describing: client.lastError))")
             if seen { #expect(mechanism != nil, "kill \(attempt): a stored record has disappeared") }
+            if try client.integrityCheck() != ["ok"] || client.unreadableRecordCount > 0 { unsound += 1 }
+            if seen && mechanism == nil { lost += 1 }
             if mechanism != nil { seen = true }
         }
+        ReliabilityReport.record("R1", "SIGKILL while saving, SQLiteStorageClient", tried: "\(Self.kills) kills",
+                                 outcome: "\(unsound) failed integrity_check or unreadable, \(lost) lost")
     }
 
     /// Starts the writer and kills it (SIGKILL, its whole process group) after a random delay.

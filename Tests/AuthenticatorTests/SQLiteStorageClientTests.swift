@@ -156,13 +156,17 @@ struct SQLiteProcessTests {
         let client = try SQLiteStorageClient(
             path: database, encryptor: AESGCMEncryptor(keyAlias: "authenticator", keyStore: FileKeyStore(directory: URL(fileURLWithPath: keys))))
         #expect(client.getAllAccounts().count == 4 * Self.operations)
+        var missing = 0
         for writer in 0..<4 {
             for index in 0..<Self.operations where client.getMechanismForUUID(uuid: "w\(writer)-\(index)") == nil {
                 Issue.record("mechanism w\(writer)-\(index) is missing")
+                missing += 1
             }
         }
         #expect(client.unreadableRecordCount == 0, "every process sealed with the same key")
         #expect(try client.integrityCheck() == ["ok"])
+        ReliabilityReport.record("R2", "4 processes adding accounts to one SQLite store", tried: "4 × \(Self.operations) adds",
+                                 outcome: "\(client.getAllAccounts().count) accounts stored, \(missing) missing, \(client.unreadableRecordCount) unreadable")
     }
 }
 
@@ -202,6 +206,8 @@ struct SQLiteTamperTests {
             #expect(stored == damaged, "case \(index): the row must be left as it was")
         }
         #expect(refused == Self.cases)
+        ReliabilityReport.record("R3", "bit flips, truncations, extensions, replacements, swaps: sealed SQLite fields",
+                                 tried: "\(Self.cases) damaged fields", outcome: "\(refused) refused and counted, rows left as they were")
         #expect(client.getMechanismForUUID(uuid: "b")?.secret == "BBBBBBBBBBBBBBBB")
     }
 }

@@ -77,22 +77,39 @@ struct CofferToolTests {
         #expect(bad.stderr.contains("cannot be used"))
     }
 
-    @Test("files are 0600 and directories 0700 even under umask 000")
+    /// R7: a store, an authenticator database with an account, and their keys, created under
+    /// umask 000; then every file and directory under the data directory is checked.
+    @Test("every file Coffer creates is 0600 and every directory 0700, even under umask 000")
     func permissionsUnderPermissiveUmask() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let home = directory.appending("home")
-        let script = "umask 000; exec \"$0\" store put item value"
+        let script = """
+            umask 000
+            "$0" store put item value || exit 1
+            "$0" add 'otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP&issuer=Example' || exit 1
+            "$0" code example >/dev/null
+            """
         let result = try await CofferProcess.run(
             executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script, try CofferProcess.executable.path],
-            environment: ["COFFER_HOME": home.path])
+            environment: ["COFFER_HOME": home.path], removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(result.status == 0, "\(result.stderr)")
-        for folder in ["", "store", "keys"] {
-            #expect(try permissions(of: home.appendingPathComponent(folder)) == 0o700, "\(folder)")
+        // Every path under the data directory (and the directory itself) with its mode.
+        var paths = [""]
+        let walker = try #require(FileManager.default.enumerator(atPath: home.path))
+        while let relative = walker.nextObject() as? String { paths.append(relative) }
+        let wrong = try paths.filter { relative in
+            let url = relative.isEmpty ? home : home.appendingPathComponent(relative)
+            let isDirectory = (try url.resourceValues(forKeys: [.isDirectoryKey])).isDirectory == true
+            return try permissions(of: url) != (isDirectory ? 0o700 : 0o600)
         }
-        for file in ["store/item", "store/.item.lock", "keys/org.coffer.store.key", "keys/.org.coffer.store.key.lock"] {
-            #expect(try permissions(of: home.appendingPathComponent(file)) == 0o600, "\(file)")
+        #expect(wrong.isEmpty, "not 0600/0700: \(wrong)")
+        for expected in ["store/item", "keys", "authenticator.sqlite"] {
+            #expect(paths.contains(expected), "\(expected) was created: \(paths)")
         }
+        let checked = paths
+        ReliabilityReport.record("R7", "files and directories created under umask 000 (coffer store, add, code)",
+                                 tried: "\(checked.count) paths", outcome: wrong.isEmpty ? "all 0600 / 0700" : "WRONG: \(wrong)")
     }
 
     /// R2 for a single value: two processes write and two read, each doing
@@ -121,6 +138,8 @@ struct CofferToolTests {
         let last = (Int(operations) ?? 0) - 1
         let lastValues = (0..<2).map { "w\($0)r\(last):" + String(repeating: "\($0)", count: 8_000 + last % 97) }
         #expect(value.map(lastValues.contains) == true, "the file holds one writer's last value")
+        ReliabilityReport.record("R2", "2 processes writing one encrypted file while 2 read it", tried: "4 × \(operations) operations",
+                                 outcome: value.map(lastValues.contains) == true ? "no torn or failed read; a writer's last value remains (last writer wins)" : "WRONG final value")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         #expect(!names.contains { $0.hasSuffix(".tmp") }, "no temporary files are left behind")
     }

@@ -24,6 +24,7 @@ struct FileFaultTests {
     @Test("a failed step leaves the last saved value, reports a typed error, leaves no temporary file, and the next save works",
           arguments: ["file", "encrypted"], FileFaultPlan.Operation.allCases)
     func failedStep(backend: String, operation: FileFaultPlan.Operation) async throws {
+        var typed = 0, intact = 0, leftovers = 0
         for code in Self.codes {
             for occurrence in 1...3 {
                 let directory = TemporaryDirectory()
@@ -42,6 +43,7 @@ struct FileFaultTests {
                         try await storage.save(item: "value \(occurrence)")
                         Issue.record("\(context): the save succeeded")
                     } catch let StorageError.io(reported, path, errorCode) {
+                        if reported == Self.reportedName(operation), errorCode == code { typed += 1 }
                         #expect(reported == Self.reportedName(operation), "\(context)")
                         #expect(errorCode == code, "\(context)")
                         #expect(path.hasPrefix(directory.url.path), "\(context): \(path)")
@@ -55,12 +57,19 @@ struct FileFaultTests {
                     ? FileStorage<String>(fileName: "value", directory: directory.url)
                     : EncryptedFileStorage<String>(fileName: "value", directory: directory.url, keyStore: FileKeyStore(directory: directory.appending("keys")))
                 #expect(try await reader.get() == expected, "\(context)")
+                if try await reader.get() == expected { intact += 1 }
                 let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+                leftovers += names.filter { $0.hasSuffix(".tmp") }.count
                 #expect(!names.contains { $0.hasSuffix(".tmp") }, "\(context): \(names)")
                 try await storage.save(item: "after")
                 #expect(try await reader.get() == "after", "\(context)")
             }
         }
+        let cases = Self.codes.count * 3
+        ReliabilityReport.record(
+            "R6", "\(operation.rawValue) fails (ENOSPC, EIO; 1st-3rd call), \(backend == "file" ? "FileStorage" : "EncryptedFileStorage")",
+            tried: "\(cases) failed saves",
+            outcome: "\(typed) typed errors, \(intact) values as expected (\(operation == .syncDirectory ? "new value, renamed before the failure" : "old value intact")), \(leftovers) temporary files left")
     }
 
     @Test("a fault plan reaches only the task that set it")

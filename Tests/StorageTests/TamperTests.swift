@@ -58,5 +58,9 @@ struct TamperTests {
         #expect(detected.keys.allSatisfy { !$0.hasPrefix("other") }, "\(detected)")
         #expect(detected["identityMismatch"] ?? 0 > 0 && detected["decryptionFailed"] ?? 0 > 0)
         #expect(detected.values.reduce(0, +) >= Self.cases * 9 / 10)
+        let total = detected.values.reduce(0, +)
+        ReliabilityReport.record("R3", "bit flips, truncations, extensions, replacements, swaps: encrypted file",
+                                 tried: "\(total) damaged files",
+                                 outcome: detected.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "; all left as they were")
     }
 }

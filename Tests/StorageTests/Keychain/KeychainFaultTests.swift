@@ -23,6 +23,8 @@ struct KeychainFaultTests {
         #expect(lines.contains { $0.hasPrefix("save 0: The keyring is locked") }, "\(lines)")
         #expect(lines.contains("write-status 1"))
         #expect(lines.contains("nil"))
+        ReliabilityReport.record("R5", "locked collection", tried: "get, save, SecuredKeyEncryptor()",
+                                 outcome: lines.contains("get-status 1") && lines.contains("write-status 1") ? "KeychainError.locked; encryptor nil; no prompt" : "UNEXPECTED")
     }
 
     @Test("no session bus gives .unavailable at once, and SecuredKeyEncryptor() is nil")
@@ -47,6 +49,8 @@ struct KeychainFaultTests {
             removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(cli.status == 1)
         #expect(cli.stderr.hasPrefix("coffer: The OS keyring (Secret Service) cannot be used: there is no D-Bus session bus"))
+        ReliabilityReport.record("R5", "no session bus", tried: "get (10 s timeout), SecuredKeyEncryptor(), coffer store",
+                                 outcome: ".unavailable after \(Self.milliseconds(get.stdout) ?? -1) ms")
     }
 
     @Test("no libsecret gives .unavailable saying what to install")
@@ -74,6 +78,8 @@ struct KeychainFaultTests {
         #expect(result.stdout.contains("gnome-keyring-daemon"))
         #expect(result.stdout.contains("status 1 after"))
         #expect(Self.milliseconds(result.stdout).map { $0 < 8000 } == true, "answered without waiting for the 10 s timeout")
+        ReliabilityReport.record("R5", "bus without a Secret Service provider", tried: "get (10 s timeout)",
+                                 outcome: ".unavailable after \(Self.milliseconds(result.stdout) ?? -1) ms")
     }
 
     @Test("a provider that never answers gives .timedOut after the timeout")
@@ -92,6 +98,8 @@ struct KeychainFaultTests {
         let milliseconds = Self.milliseconds(result.stdout) ?? -1
         #expect((1500..<5000).contains(milliseconds), "timed out after \(milliseconds) ms with a 1500 ms timeout")
         #expect(result.stdout.contains("status 1"))
+        ReliabilityReport.record("R5", "provider that accepts the call and never replies", tried: "get (1.5 s timeout)",
+                                 outcome: ".timedOut after \(milliseconds) ms")
     }
 
     @Test("the daemon killed mid-run gives errors, not a hang, and nothing after is silently dropped")
@@ -109,6 +117,8 @@ struct KeychainFaultTests {
         #expect(result.stdout.contains("writer-status 1"), "\(result.stdout) \(result.stderr)")
         #expect(result.stdout.contains("no Secret Service provider is running"), "\(result.stdout)")
         #expect(result.stdout.contains("get-status 1"))
+        ReliabilityReport.record("R5", "daemon killed while a writer saves", tried: "5,000 saves, then a get",
+                                 outcome: !result.timedOut && result.stdout.contains("writer-status 1") ? "the writer stops with an error, no hang; get: .unavailable" : "UNEXPECTED")
     }
 
     @Test("strongBoxPreferred falls back to the file key store when there is no keyring")
