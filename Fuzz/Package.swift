@@ -4,7 +4,8 @@
 // Fuzz/Crashers/TARGET and are replayed by the normal test suite (FuzzRegressionTests).
 import PackageDescription
 
-// libFuzzer supplies main(); the targets only define LLVMFuzzerTestOneInput.
+// Each target only defines the entry point SwiftPM links (<Target>_main), which hands over to
+// libFuzzer through FuzzDriver.
 let fuzzTarget: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 
 let package = Package(
@@ -14,17 +15,20 @@ let package = Package(
         .package(name: "Coffer", path: ".."),
     ],
     targets: [
+        .target(
+            name: "FuzzDriver",
+            dependencies: [.product(name: "StorageTesting", package: "Coffer")]),
         .executableTarget(
             name: "FuzzURI",
-            dependencies: [.product(name: "StorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", .product(name: "StorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzEnvelope",
-            dependencies: [.product(name: "StorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", .product(name: "StorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzAegis",
-            dependencies: [.product(name: "StorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", .product(name: "StorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
     ],
     swiftLanguageModes: [.v6]

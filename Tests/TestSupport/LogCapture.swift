@@ -36,9 +36,7 @@ public final class LogCapture: Sendable {
         }
 
         func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            let text = "\(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
-            capture.append(Entry(level: event.level, text: text))
+            capture.append(Entry(level: event.level, text: "\(event.message) \(SuiteTraceLog.fields(event, metadata))"))
             SuiteTraceLog.write(SuiteTraceLog.format(label: "capture", event: event, metadata: metadata))
         }
     }

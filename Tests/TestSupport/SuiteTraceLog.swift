@@ -30,9 +30,12 @@ public enum SuiteTraceLog {
     }
 
     static func format(label: String, event: LogEvent, metadata: Logger.Metadata) -> String {
-        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        return "\(event.level) [\(label)] \(event.message) \(fields)"
+        "\(event.level) [\(label)] \(event.message) \(fields(event, metadata))"
+    }
+
+    /// The handler's and the event's metadata as `key=value`, sorted by key.
+    static func fields(_ event: LogEvent, _ metadata: Logger.Metadata) -> String {
+        metadata.merging(event.metadata ?? [:]) { $1 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 
     private struct Handler: LogHandler {

@@ -1,28 +1,8 @@
-import Foundation
+import FuzzDriver
 import StorageTesting
 
-/// One input, checked by FuzzHarness.uri. A finding stops the fuzzer with the input saved
-/// as a crasher.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    do {
-        try FuzzHarness.uri(Data(bytes: bytes, count: count))
-    } catch {
-        fatalError("finding: \(error)")
-    }
-    return 0
-}
-
-/// SwiftPM links an executable's entry point as FuzzURI_main; it hands over to libFuzzer's driver.
+/// SwiftPM links an executable's entry point as FuzzURI_main: libFuzzer with FuzzHarness.uri.
 @_cdecl("FuzzURI_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-    var argc = argc
-    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
-    return LLVMFuzzerRunDriver(&argc, &argv, fuzz)
+    FuzzDriver.run(argc, argv) { try FuzzHarness.uri($0) }
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
