@@ -44,6 +44,7 @@ static struct {
     int (*service_lock_sync)(void *, GListABI *, void *, GListABI **, GErrorABI **);
     void (*service_disconnect)(void);
     void *(*collection_for_alias_sync)(void *, const char *, int, void *, GErrorABI **);
+    void *(*collection_new_for_dbus_path_sync)(void *, const char *, int, void *, GErrorABI **);
     int (*collection_get_locked)(void *);
     int (*item_get_locked)(void *);
     void *(*item_get_secret)(void *);
@@ -101,6 +102,7 @@ static void load_library(void) {
     BIND(service_lock_sync, "secret_service_lock_sync");
     BIND(service_disconnect, "secret_service_disconnect");
     BIND(collection_for_alias_sync, "secret_collection_for_alias_sync");
+    BIND(collection_new_for_dbus_path_sync, "secret_collection_new_for_dbus_path_sync");
     BIND(collection_get_locked, "secret_collection_get_locked");
     BIND(item_get_locked, "secret_item_get_locked");
     BIND(item_get_secret, "secret_item_get_secret");
@@ -184,9 +186,18 @@ static void *connect_service(void *cancellable, coffer_secret_error *error) {
 
 static int collection_state(void *service, void *cancellable, coffer_secret_error *error) {
     GErrorABI *gerror = NULL;
-    void *collection = api.collection_for_alias_sync(service, "default", COLLECTION_NONE, cancellable, &gerror);
-    if (gerror) return take_error(gerror, error);
-    if (collection == NULL) return COFFER_SECRET_NO_COLLECTION;
+    // Fast path, one round trip: the provider's object for the alias itself (what store uses).
+    // Any failure falls back to resolving the alias, which tells "no collection" from an error.
+    void *collection = api.collection_new_for_dbus_path_sync(service, "/org/freedesktop/secrets/aliases/default",
+                                                             COLLECTION_NONE, cancellable, &gerror);
+    if (collection == NULL || gerror) {
+        if (gerror) api.error_free(gerror);
+        gerror = NULL;
+        if (collection) api.object_unref(collection);
+        collection = api.collection_for_alias_sync(service, "default", COLLECTION_NONE, cancellable, &gerror);
+        if (gerror) return take_error(gerror, error);
+        if (collection == NULL) return COFFER_SECRET_NO_COLLECTION;
+    }
     int locked = api.collection_get_locked(collection);
     api.object_unref(collection);
     return locked ? COFFER_SECRET_LOCKED : COFFER_SECRET_OK;
