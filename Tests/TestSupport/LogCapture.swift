@@ -16,28 +16,17 @@ public final class LogCapture: Sendable {
 
     public var all: [Entry] { entries.withLock { $0 } }
 
-    /// A logger at `trace` level that writes here.
+    /// A logger at `trace` level that writes here (and to the suite's trace log).
     public func logger(_ label: String = "test") -> Logger {
-        var logger = Logger(label: label) { _ in Handler(capture: self) }
+        var logger = Logger(label: label) { _ in
+            TraceLineHandler { event, metadata in
+                self.append(Entry(level: event.level, text: "\(event.message) \(SuiteTraceLog.fields(event, metadata))"))
+                SuiteTraceLog.write(SuiteTraceLog.format(label: "capture", event: event, metadata: metadata))
+            }
+        }
         logger.logLevel = .trace
         return logger
     }
 
-    fileprivate func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
-
-    private struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            capture.append(Entry(level: event.level, text: "\(event.message) \(SuiteTraceLog.fields(event, metadata))"))
-            SuiteTraceLog.write(SuiteTraceLog.format(label: "capture", event: event, metadata: metadata))
-        }
-    }
+    private func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
 }

@@ -18,7 +18,9 @@ public enum SuiteTraceLog {
     /// Installs the trace-level handler once, when the variable is set.
     public static let installed: Bool = {
         guard descriptor != nil else { return false }
-        LoggingSystem.bootstrap { label in Handler(label: label) }
+        LoggingSystem.bootstrap { label in
+            TraceLineHandler { event, metadata in SuiteTraceLog.write(format(label: label, event: event, metadata: metadata)) }
+        }
         return true
     }()
 
@@ -37,19 +39,18 @@ public enum SuiteTraceLog {
     static func fields(_ event: LogEvent, _ metadata: Logger.Metadata) -> String {
         metadata.merging(event.metadata ?? [:]) { $1 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
+}
 
-    private struct Handler: LogHandler {
-        let label: String
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
+/// A handler that passes every event, at every level, with its metadata to `sink`.
+struct TraceLineHandler: LogHandler {
+    let sink: @Sendable (LogEvent, Logger.Metadata) -> Void
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
 
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            SuiteTraceLog.write(SuiteTraceLog.format(label: label, event: event, metadata: metadata))
-        }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
     }
+
+    func log(event: LogEvent) { sink(event, metadata) }
 }

@@ -61,8 +61,12 @@ public struct FileKeyStore: KeyStore {
     // MARK: - Private
 
     private func file(for alias: String) throws(KeyStoreError) -> DurableFile {
+        DurableFile(url: directory.appendingPathComponent(try Self.checkedFileName(for: alias), isDirectory: false))
+    }
+
+    private static func checkedFileName(for alias: String) throws(KeyStoreError) -> String {
         guard !alias.isEmpty else { throw .invalidAlias(alias, reason: "it is empty") }
-        return DurableFile(url: directory.appendingPathComponent(Self.fileName(for: alias), isDirectory: false))
+        return fileName(for: alias)
     }
 
     /// A file name that stands for `alias` and only for it: letters, digits, `_`, `-` and
@@ -84,12 +88,17 @@ public struct FileKeyStore: KeyStore {
     /// The file is looked at before it is read, so a cached ring is never newer than its stamp:
     /// another process's rotation (a new file, renamed into place) is seen on the next call.
     private func read(_ alias: String) throws -> KeyRing? {
-        guard !alias.isEmpty else { throw KeyStoreError.invalidAlias(alias, reason: "it is empty") }
-        guard let stamp = FileStamp(path: directory.path + "/" + Self.fileName(for: alias)) else {
+        let stamp: FileStamp?
+        switch FileStamp.of(directory.path + "/" + (try Self.checkedFileName(for: alias))) {
+        case .missing:
             cache[alias] = nil
             return nil
+        case .found(let found):
+            if let cached = cache[alias], cached.stamp == found { return cached.ring }
+            stamp = found
+        case .unknown:
+            stamp = nil  // cannot tell: read the file, which reports why it cannot be read
         }
-        if let cached = cache[alias], cached.stamp == stamp { return cached.ring }
         let file = try file(for: alias)
         let data: Data?
         do {
@@ -98,7 +107,7 @@ public struct FileKeyStore: KeyStore {
             throw KeyStoreError.storageFailed(alias: alias, cause: error)
         }
         let ring = try data.map { try decode($0, alias: alias, file: file) }
-        cache[alias] = ring.map { (stamp, $0) }
+        cache[alias] = stamp.flatMap { stamp in ring.map { (stamp, $0) } }
         return ring
     }
 
@@ -136,10 +145,20 @@ struct FileStamp: Equatable, Sendable {
     var modified: timespec
     var changed: timespec
 
-    /// The file's stamp, or `nil` when it cannot be looked at (it does not exist, say).
-    init?(path: String) {
+    enum Lookup {
+        case found(FileStamp)
+        case missing
+        /// `stat` failed for another reason (permissions, say).
+        case unknown
+    }
+
+    static func of(_ path: String) -> Lookup {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard stat(path, &info) == 0 else { return errno == ENOENT ? .missing : .unknown }
+        return .found(FileStamp(info))
+    }
+
+    private init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
