@@ -5,9 +5,9 @@ let package = Package(
     name: "Coffer",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "Storage", targets: ["Storage"]),
-        .library(name: "StorageTesting", targets: ["StorageTesting"]),
-        .library(name: "Authenticator", targets: ["Authenticator"]),
+        .library(name: "CofferStorage", targets: ["CofferStorage"]),
+        .library(name: "CofferStorageTesting", targets: ["CofferStorageTesting"]),
+        .library(name: "CofferAuthenticator", targets: ["CofferAuthenticator"]),
         .executable(name: "coffer", targets: ["coffer"]),
     ],
     dependencies: [
@@ -22,7 +22,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("dl")]
         ),
         .target(
-            name: "Storage",
+            name: "CofferStorage",
             dependencies: [
                 "CLibSecret",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -30,9 +30,9 @@ let package = Package(
             ]
         ),
         .target(
-            name: "Authenticator",
+            name: "CofferAuthenticator",
             dependencies: [
-                "Storage",
+                "CofferStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -40,21 +40,21 @@ let package = Package(
             ]
         ),
         .target(
-            name: "StorageTesting",
-            dependencies: ["Storage", "Authenticator"]
+            name: "CofferStorageTesting",
+            dependencies: ["CofferStorage", "CofferAuthenticator"]
         ),
         .executableTarget(
             name: "coffer",
             dependencies: [
-                "Storage",
-                "Authenticator",
+                "CofferStorage",
+                "CofferAuthenticator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "coffer-stress",
-            dependencies: ["Storage", "Authenticator"],
+            dependencies: ["CofferStorage", "CofferAuthenticator"],
             path: "Tests/Helpers/StorageStress"
         ),
         .target(
@@ -63,13 +63,13 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(
-            name: "StorageTests",
-            dependencies: ["Storage", "StorageTesting", "TestSupport"]
+            name: "CofferStorageTests",
+            dependencies: ["CofferStorage", "CofferStorageTesting", "TestSupport"]
         ),
         .testTarget(
-            name: "AuthenticatorTests",
+            name: "CofferAuthenticatorTests",
             dependencies: [
-                "Authenticator", "Storage", "StorageTesting", "TestSupport",
+                "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

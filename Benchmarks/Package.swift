@@ -13,8 +13,8 @@ let package = Package(
         .executableTarget(
             name: "CofferBench",
             dependencies: [
-                .product(name: "Storage", package: "Coffer"),
-                .product(name: "Authenticator", package: "Coffer"),
+                .product(name: "CofferStorage", package: "Coffer"),
+                .product(name: "CofferAuthenticator", package: "Coffer"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

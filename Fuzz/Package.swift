@@ -17,18 +17,18 @@ let package = Package(
     targets: [
         .target(
             name: "FuzzDriver",
-            dependencies: [.product(name: "StorageTesting", package: "Coffer")]),
+            dependencies: [.product(name: "CofferStorageTesting", package: "Coffer")]),
         .executableTarget(
             name: "FuzzURI",
-            dependencies: ["FuzzDriver", .product(name: "StorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzEnvelope",
-            dependencies: ["FuzzDriver", .product(name: "StorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzAegis",
-            dependencies: ["FuzzDriver", .product(name: "StorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,5 @@
 import FuzzDriver
-import StorageTesting
+import CofferStorageTesting
 
 /// SwiftPM links an executable's entry point as FuzzAegis_main: libFuzzer with FuzzHarness.aegis.
 @_cdecl("FuzzAegis_main")

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
-import StorageTesting
+import CofferStorageTesting
 import Synchronization
 
-/// The glue between libFuzzer and a check of StorageTesting.FuzzHarness, shared by the fuzz
+/// The glue between libFuzzer and a check of CofferStorageTesting.FuzzHarness, shared by the fuzz
 /// targets: each target's entry point calls ``FuzzDriver/run(_:_:checking:)`` with its check.
 public enum FuzzDriver {
     /// Hands over to libFuzzer's driver, which calls `check` with each input. A finding stops

@@ -1,5 +1,5 @@
 import FuzzDriver
-import StorageTesting
+import CofferStorageTesting
 
 /// SwiftPM links an executable's entry point as FuzzURI_main: libFuzzer with FuzzHarness.uri.
 @_cdecl("FuzzURI_main")

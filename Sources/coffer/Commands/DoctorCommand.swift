@@ -1,7 +1,7 @@
 import ArgumentParser
-import Authenticator
+import CofferAuthenticator
 import Foundation
-import Storage
+import CofferStorage
 
 /// `coffer doctor`: what works here, and why not.
 struct DoctorCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Storage
+import CofferStorage
 
 /// `coffer store`: named secrets in encrypted files.
 struct StoreCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Storage
+import CofferStorage
 
 /// Options every command that touches stored data takes.
 struct DataOptions: ParsableArguments {

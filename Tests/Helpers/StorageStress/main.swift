@@ -14,9 +14,9 @@
 //
 // Exit status 0 when every operation succeeded; otherwise problems go to stderr and the status
 // is 1.
-import Authenticator
+import CofferAuthenticator
 import Foundation
-import Storage
+import CofferStorage
 
 /// A value whose body can be checked against its header: `w<writer>r<round>:` then the
 /// writer's digit repeated a round-dependent number of times.

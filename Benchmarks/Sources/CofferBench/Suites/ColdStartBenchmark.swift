@@ -1,4 +1,4 @@
-import Authenticator
+import CofferAuthenticator
 import Foundation
 
 /// P6: `coffer code QUERY` as a new process on a store of `accounts` TOTP accounts, against

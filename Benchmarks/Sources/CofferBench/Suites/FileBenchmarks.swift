@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Storage
+import CofferStorage
 import Synchronization
 
 /// P2 durable encrypted save, P3 encrypted get and P4 cached get, each against the least work

@@ -1,5 +1,5 @@
 import Foundation
-import Storage
+import CofferStorage
 
 /// P1: `KeychainStorage` save + get, per operation, against the same two libsecret calls in a C
 /// loop (the floor) and against Python's `keyring` package, all on one gnome-keyring daemon.

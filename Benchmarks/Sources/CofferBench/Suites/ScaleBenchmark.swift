@@ -1,6 +1,6 @@
-import Authenticator
+import CofferAuthenticator
 import Foundation
-import Storage
+import CofferStorage
 
 /// P5: the authenticator's stores at scale. Loads `accounts` accounts with three mechanisms each
 /// (HOTP, TOTP, push) and `notificationsPerPush` notifications per push mechanism, then times

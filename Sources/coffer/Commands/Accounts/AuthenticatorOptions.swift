@@ -1,8 +1,8 @@
 import ArgumentParser
-import Authenticator
+import CofferAuthenticator
 import Foundation
 import Logging
-import Storage
+import CofferStorage
 
 /// Where the authenticator keeps accounts.
 enum AuthenticatorBackend: String, ExpressibleByArgument, CaseIterable {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Authenticator
+import CofferAuthenticator
 import Foundation
 
 /// `coffer migrate --to keychain|sqlite`.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Authenticator
+import CofferAuthenticator
 import Foundation
 
 /// The vault formats `coffer import` and `coffer export` speak.

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import CofferStorage
+
+/// The spec's static face of the authenticator: register a storage client, then start.
+///
+/// ```swift
+/// let customStorageClient = CustomStorageClient()
+/// FRAClient.setStorage(storage: customStorageClient)
+/// FRAClient.start()
+/// ```
+///
+/// The storage cannot change once started: `setStorage(storage:)` then returns `false` and logs,
+/// and the throwing ``setStorage(_:)`` throws ``AuthenticatorError/invalidStateForChangingStorage``.
+/// Without a registered storage, `start()` opens ``DefaultAuthenticatorStorage``.
+public enum FRAClient {
+    // The static state is read and written only while `lock` is held; the storage client it
+    // holds need not be thread-safe, which is why it is `nonisolated(unsafe)` rather than in a
+    // Mutex (a Mutex needs its value to be sendable into it).
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var pendingStorage: (any StorageClient)?
+    nonisolated(unsafe) private static var started: AuthenticatorClient?
+    private static let logger = Logger(label: "org.coffer.authenticator")
+
+    /// Registers the storage client to use. Returns `false` (and logs) after ``start()``.
+    @discardableResult
+    public static func setStorage(storage: any StorageClient) -> Bool {
+        do {
+            try setStorage(storage)
+            return true
+        } catch {
+            logger.error("FRAClient.setStorage(storage:) refused", metadata: ["reason": "\(error.errorDescription ?? "")"])
+            return false
+        }
+    }
+
+    /// Registers the storage client to use, or throws
+    /// ``AuthenticatorError/invalidStateForChangingStorage`` after ``start()``.
+    public static func setStorage(_ storage: any StorageClient) throws(AuthenticatorError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard started == nil else { throw .invalidStateForChangingStorage }
+        pendingStorage = storage
+    }
+
+    /// Starts the authenticator with the registered storage (or the default one) and returns
+    /// it; returns the running one when already started, and `nil` (logged) when the default
+    /// storage cannot be opened.
+    @discardableResult
+    public static func start() -> AuthenticatorClient? {
+        do {
+            return try start(configuration: OathConfiguration())
+        } catch {
+            logger.error("FRAClient.start() failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Starts with `configuration` (its storage wins over a registered one), or throws why the
+    /// storage cannot be opened.
+    @discardableResult
+    public static func start(configuration: OathConfiguration) throws -> AuthenticatorClient {
+        lock.lock()
+        defer { lock.unlock() }
+        if let started { return started }
+        var configuration = configuration
+        if configuration.storage == nil { configuration.storage = pendingStorage }
+        let client = try configuration.makeClient()
+        started = client
+        return client
+    }
+
+    /// The running authenticator, once started.
+    public static var shared: AuthenticatorClient? {
+        lock.withLock { started }
+    }
+
+    /// Stops and forgets the running authenticator and the registered storage, so that another
+    /// storage can be set. For tests and for apps that sign the user out completely.
+    public static func reset() {
+        lock.withLock {
+            started = nil
+            pendingStorage = nil
+        }
+    }
+}
+
+/// The authenticator's settings, built the way the spec shows:
+///
+/// ```swift
+/// let config = OathConfiguration.build { config in
+///     config.storage = OathKeychainStorage()
+///     config.enableCredentialCache = false
+///     config.logger = customLogger
+/// }
+/// ```
+public struct OathConfiguration {
+    /// The storage client; `nil` means ``DefaultAuthenticatorStorage``.
+    public var storage: (any StorageClient)?
+    /// Keep the assembled account list in memory between calls.
+    public var enableCredentialCache = false
+    /// Where the authenticator logs.
+    public var logger = Logger(label: "org.coffer.authenticator")
+
+    /// The defaults.
+    public init() {}
+
+    /// A configuration made by `configure`.
+    public static func build(_ configure: (inout OathConfiguration) -> Void) -> OathConfiguration {
+        var configuration = OathConfiguration()
+        configure(&configuration)
+        return configuration
+    }
+
+    /// A client with these settings, opening the default storage when none is set.
+    public func makeClient() throws -> AuthenticatorClient {
+        let storage = try self.storage ?? DefaultAuthenticatorStorage.open(logger: logger)
+        return AuthenticatorClient(storage: storage, enableCredentialCache: enableCredentialCache, logger: logger)
+    }
+}
+
+/// The storage the authenticator uses when you register none: a ``SQLiteStorageClient`` in
+/// `<data directory>/authenticator.sqlite`, its secrets sealed with a key from the OS keyring
+/// when it is usable and from a 0600 key file beside the database otherwise.
+///
+/// The choice is made once, when the database is created, and recorded in
+/// `authenticator.keystore` beside it (see `KeyStoreSelection`): later runs use the recorded
+/// key store and fail with a clear error when it is not available, rather than sealing new
+/// secrets under a second key.
+public enum DefaultAuthenticatorStorage {
+    /// The key alias of the default storage's encryption key.
+    public static let keyAlias = "org.coffer.authenticator"
+    /// The file beside the database that records where its key is.
+    public static let keyStoreRecord = "authenticator.keystore"
+
+    /// The database file in `directory`.
+    public static func databaseURL(in directory: URL) -> URL {
+        directory.appendingPathComponent("authenticator.sqlite")
+    }
+
+    /// Where the key is, as recorded in `directory` (nil before the first open).
+    public static func recordedKeyLocation(in directory: URL) throws -> KeyStoreSelection.Location? {
+        try KeyStoreSelection.recordedLocation(in: directory, record: keyStoreRecord)
+    }
+
+    /// Opens the default storage in `directory` (default: ``DataDirectory/default``).
+    public static func open(directory: URL? = nil, logger: Logger = Logger(label: "org.coffer.authenticator")) throws -> SQLiteStorageClient {
+        let directory = directory ?? DataDirectory.default
+        let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger)
+        return try SQLiteStorageClient(
+            path: databaseURL(in: directory).path,
+            encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)
+    }
+}

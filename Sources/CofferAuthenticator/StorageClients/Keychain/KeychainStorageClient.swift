@@ -1,0 +1,269 @@
+import Foundation
+import Logging
+import CofferStorage
+
+/// The spec's default ``StorageClient``, on the OS keyring (the freedesktop Secret Service).
+///
+/// Every object is one keyring item, found by plain attributes and holding the object's JSON
+/// sealed by the encryptor (``SecuredKeyEncryptor`` by default) and bound to the object's
+/// identity, so an item copied onto another object's attributes does not open:
+///
+/// | object | `service` attribute | other attributes |
+/// | --- | --- | --- |
+/// | account | `<prefix>.account` | `issuer`, `accountName` |
+/// | mechanism | `<prefix>.mechanism` | `uuid`, `issuer`, `accountName`, `type` |
+/// | notification | `<prefix>.notification` | `mechanismUUID`, `messageId` |
+/// | push device token | `<prefix>.deviceToken` | — |
+///
+/// The prefix defaults to `org.coffer.authenticator`. Failures return `false`/`nil`/`[]`, are
+/// logged without secrets and kept in ``lastError``; unreadable items are counted in
+/// ``unreadableRecordCount`` and left in the keyring.
+public final class KeychainStorageClient: StorageClient, StorageClientDiagnostics, Sendable {
+    /// The prefix of the `service` attribute of every item.
+    public let servicePrefix: String
+    private let secretService: SecretService
+    private let sealer: FieldSealer
+    private let diagnostics: ClientDiagnostics
+
+    /// Creates a client whose items are sealed by `encryptor`.
+    public init(
+        encryptor: any Encryptor, servicePrefix: String = "org.coffer.authenticator", timeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "org.coffer.authenticator.keychain")
+    ) {
+        self.servicePrefix = servicePrefix
+        self.secretService = SecretService(timeout: timeout)
+        self.sealer = FieldSealer(encryptor: encryptor)
+        self.diagnostics = ClientDiagnostics(logger: logger, store: "keyring (\(servicePrefix).*)")
+    }
+
+    /// Creates a client sealed by a ``SecuredKeyEncryptor``, as the spec's `OathKeychainStorage()`
+    /// does. When the keyring cannot be used, the client is still created, but every operation
+    /// fails (returning `false`/`nil`/`[]`, with the reason in ``lastError`` and the log): it never
+    /// falls back to storing secrets unsealed. Use ``make(servicePrefix:logger:)`` to be told at once.
+    public convenience init(servicePrefix: String = "org.coffer.authenticator", logger: Logger = Logger(label: "org.coffer.authenticator.keychain")) {
+        let encryptor: any Encryptor
+        do {
+            encryptor = try SecuredKeyEncryptor.make(keyAlias: servicePrefix + ".key")
+        } catch {
+            logger.error("the OS keyring cannot be used; every operation of this storage client will fail",
+                         metadata: ["reason": "\(error)"])
+            encryptor = UnusableEncryptor(reason: error)
+        }
+        self.init(encryptor: encryptor, servicePrefix: servicePrefix, logger: logger)
+    }
+
+    /// Creates a client sealed by a ``SecuredKeyEncryptor``, or throws why the keyring cannot be
+    /// used.
+    public static func make(servicePrefix: String = "org.coffer.authenticator", logger: Logger = Logger(label: "org.coffer.authenticator.keychain")) throws(KeychainError) -> KeychainStorageClient {
+        KeychainStorageClient(encryptor: try SecuredKeyEncryptor.make(keyAlias: servicePrefix + ".key"), servicePrefix: servicePrefix, logger: logger)
+    }
+
+    /// The cause of the most recent failed call, if any.
+    public var lastError: (any Error)? { diagnostics.lastError }
+
+    /// How many items could not be read back since this client was created.
+    public var unreadableRecordCount: Int { diagnostics.unreadableRecordCount }
+
+    // MARK: - Accounts
+
+    @discardableResult public func setAccount(account: Account) -> Bool {
+        store(account, identity: "account/\(account.identifier)", attributes: attributes(account), label: "\(account.issuer) / \(account.accountName)", operation: "setAccount")
+    }
+
+    @discardableResult public func removeAccount(account: Account) -> Bool {
+        remove(attributes(account), operation: "removeAccount")
+    }
+
+    public func getAccount(accountIdentifier: String) -> Account? {
+        let parts = IdentifierCoding.split(accountIdentifier)
+        guard parts.count == 2 else { return nil }
+        return single(Account.self, ["service": service("account"), "issuer": parts[0], "accountName": parts[1]], operation: "getAccount") {
+            "account/\($0.identifier)"
+        }
+    }
+
+    public func getAllAccounts() -> [Account] {
+        records(Account.self, ["service": service("account")], operation: "getAllAccounts") { "account/\($0.identifier)" }
+            .sorted(by: AccountKey.order)
+    }
+
+    // MARK: - Mechanisms
+
+    @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {
+        let owner = ["service": service("account"), "issuer": mechanism.issuer, "accountName": mechanism.accountName]
+        let ownerExists = diagnostics.attempt("setMechanism") { try search(owner, loadSecrets: false).isEmpty == false }
+        guard let ownerExists else { return false }
+        if !ownerExists {
+            let account = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
+            guard setAccount(account: account) else { return false }
+        }
+        return store(mechanism, identity: "mechanism/\(mechanism.mechanismUUID)", attributes: attributes(mechanism),
+                     label: "\(mechanism.issuer) / \(mechanism.accountName) (\(mechanism.type.rawValue))", operation: "setMechanism")
+    }
+
+    @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
+        remove(["service": service("mechanism"), "uuid": mechanism.mechanismUUID], operation: "removeMechanism")
+    }
+
+    public func getMechanismsForAccount(account: Account) -> [Mechanism] {
+        records(Mechanism.self, ["service": service("mechanism"), "issuer": account.issuer, "accountName": account.accountName],
+                operation: "getMechanismsForAccount") { "mechanism/\($0.mechanismUUID)" }
+            .sorted(by: RecordOrder.mechanisms)
+    }
+
+    public func getMechanismForUUID(uuid: String) -> Mechanism? {
+        single(Mechanism.self, ["service": service("mechanism"), "uuid": uuid], operation: "getMechanismForUUID") { "mechanism/\($0.mechanismUUID)" }
+    }
+
+    // MARK: - Notifications
+
+    @discardableResult public func setNotification(notification: PushNotification) -> Bool {
+        store(notification, identity: "notification/\(notification.identifier)", attributes: attributes(notification),
+              label: "Push notification \(notification.messageId)", operation: "setNotification")
+    }
+
+    @discardableResult public func removeNotification(notification: PushNotification) -> Bool {
+        remove(attributes(notification), operation: "removeNotification")
+    }
+
+    public func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] {
+        records(PushNotification.self, ["service": service("notification"), "mechanismUUID": mechanism.mechanismUUID],
+                operation: "getAllNotificationsForMechanism") { "notification/\($0.identifier)" }
+            .sorted(by: RecordOrder.notifications)
+    }
+
+    public func getAllNotifications() -> [PushNotification] {
+        records(PushNotification.self, ["service": service("notification")], operation: "getAllNotifications") { "notification/\($0.identifier)" }
+            .sorted(by: RecordOrder.notifications)
+    }
+
+    @discardableResult public func isEmpty() -> Bool {
+        diagnostics.attempt("isEmpty") {
+            let secretService = self.secretService
+            let services = ["account", "mechanism", "notification"].map(service)
+            return try SyncBridge.run {
+                for service in services where try await secretService.count(["service": service]) > 0 { return false }
+                return true
+            }
+        } ?? false
+    }
+
+    // MARK: - Push device token
+
+    @discardableResult public func setPushDeviceToken(_ token: PushDeviceToken) -> Bool {
+        store(token, identity: "deviceToken", attributes: ["service": service("deviceToken")], label: "Push device token", operation: "setPushDeviceToken")
+    }
+
+    public func getPushDeviceToken() -> PushDeviceToken? {
+        single(PushDeviceToken.self, ["service": service("deviceToken")], operation: "getPushDeviceToken") { _ in "deviceToken" }
+    }
+
+    @discardableResult public func removePushDeviceToken() -> Bool {
+        remove(["service": service("deviceToken")], operation: "removePushDeviceToken")
+    }
+
+    // MARK: - Items
+
+    private func service(_ kind: String) -> String { "\(servicePrefix).\(kind)" }
+
+    private func attributes(_ account: Account) -> [String: String] {
+        ["service": service("account"), "issuer": account.issuer, "accountName": account.accountName]
+    }
+
+    private func attributes(_ mechanism: Mechanism) -> [String: String] {
+        ["service": service("mechanism"), "uuid": mechanism.mechanismUUID, "issuer": mechanism.issuer,
+         "accountName": mechanism.accountName, "type": mechanism.type.rawValue]
+    }
+
+    private func attributes(_ notification: PushNotification) -> [String: String] {
+        ["service": service("notification"), "mechanismUUID": notification.mechanismUUID, "messageId": notification.messageId]
+    }
+
+    private func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [SecretService.Item] {
+        let secretService = self.secretService
+        return try SyncBridge.run { try await secretService.search(attributes, loadSecrets: loadSecrets) }
+    }
+
+    private func store<T: Encodable>(_ value: T, identity: String, attributes: [String: String], label: String, operation: String) -> Bool {
+        diagnostics.attempt(operation) {
+            let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+            let sealed = try sealer.seal(json, for: identity)
+            let secretService = self.secretService
+            try SyncBridge.run {
+                try await secretService.store(sealed, attributes: attributes, label: "\(label) (Coffer)", contentType: "application/octet-stream")
+            }
+            return true
+        } ?? false
+    }
+
+    private func remove(_ attributes: [String: String], operation: String) -> Bool {
+        diagnostics.attempt(operation) {
+            let secretService = self.secretService
+            return try SyncBridge.run { try await secretService.clear(attributes) } > 0
+        } ?? false
+    }
+
+    /// Every readable record matching `attributes`. Each item must open under the identity its
+    /// own attributes name (`identity`), and the decoded record must have that identity too:
+    /// a sealed record copied onto another object's item fails instead of being returned.
+    private func records<T: Decodable>(
+        _ type: T.Type, _ attributes: [String: String], operation: String, identity: @escaping (T) -> String
+    ) -> [T] {
+        let items = diagnostics.attempt(operation) { try search(attributes, loadSecrets: true) } ?? []
+        // Every item's secret opened in one trip to the encryptor.
+        let opened = sealer.open(items.map { ($0.secret ?? Data(), Self.identity(of: $0.attributes)) })
+        return zip(items, opened).compactMap { item, json in
+            diagnostics.readable(operation, item.label) { () throws -> T in
+                guard !item.isLocked else { throw KeychainError.locked }
+                guard item.secret != nil else {
+                    throw StorageError.corrupted(location: item.label, reason: "the keyring returned the item without its secret")
+                }
+                let expected = Self.identity(of: item.attributes)
+                let record = try JSONDecoder().decode(T.self, from: Data(try json.get().utf8))
+                guard identity(record) == expected else {
+                    throw StorageError.identityMismatch(location: item.label, expected: expected, found: identity(record))
+                }
+                return record
+            }
+        }
+    }
+
+    private func single<T: Decodable>(
+        _ type: T.Type, _ attributes: [String: String], operation: String, identity: @escaping (T) -> String
+    ) -> T? {
+        let found = records(type, attributes, operation: operation, identity: identity)
+        guard found.count <= 1 else {
+            _ = diagnostics.attempt(operation) { () throws -> Void in
+                throw KeychainError.ambiguous(attributes: attributes, count: found.count)
+            }
+            return nil
+        }
+        return found.first
+    }
+
+    /// The identity an item's attributes name, in the form records are sealed under.
+    private static func identity(of attributes: [String: String]) -> String {
+        let kind = attributes["service"].map { String($0.split(separator: ".").last ?? "") } ?? ""
+        switch kind {
+        case "account":
+            return "account/" + Account.identifier(issuer: attributes["issuer"] ?? "", accountName: attributes["accountName"] ?? "")
+        case "mechanism":
+            return "mechanism/" + (attributes["uuid"] ?? "")
+        case "notification":
+            return "notification/" + IdentifierCoding.join([attributes["mechanismUUID"] ?? "", attributes["messageId"] ?? ""])
+        default:
+            return "deviceToken"
+        }
+    }
+}
+
+/// The spec's name for the keyring storage client: `config.storage = OathKeychainStorage()`.
+public typealias OathKeychainStorage = KeychainStorageClient
+
+/// Stands in for an encryptor that could not be made: every call throws the reason.
+struct UnusableEncryptor: Encryptor {
+    let reason: KeychainError
+
+    func encrypt(data: Data) async throws -> Data { throw EncryptorError.failedToEncrypt(cause: reason) }
+    func decrypt(data: Data) async throws -> Data { throw EncryptorError.failedToDecrypt(cause: reason) }
+}

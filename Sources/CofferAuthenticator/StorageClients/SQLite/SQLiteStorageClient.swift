@@ -1,0 +1,401 @@
+import Foundation
+import GRDB
+import Logging
+import CofferStorage
+
+/// A ``StorageClient`` on one SQLite file, through GRDB: the `coffer` tool's default.
+///
+/// - WAL mode and a 10-second busy timeout, so several processes can use one file.
+/// - Foreign keys with cascading deletes, an index for every lookup the protocol has, and
+///   versioned migrations (``SQLiteSchema``).
+/// - Secrets sealed field by field with the encryptor you pass, each bound to its row (a
+///   sealed secret copied to another row does not open).
+/// - The file is created 0600 (and its directory 0700).
+///
+/// The protocol answers with `Bool`s and optionals, so failures cannot be thrown: each failing
+/// call returns `false`, `nil` or `[]`, logs its cause (never a secret) and keeps it in
+/// ``lastError``. A row that cannot be decrypted or decoded is left out of results, logged, and
+/// counted in ``unreadableRecordCount``; it is never deleted.
+public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics, Sendable {
+    /// The database file.
+    public let path: String
+    private let database: DatabasePool
+    private let sealer: FieldSealer
+    private let diagnostics: ClientDiagnostics
+
+    /// Opens (creating and migrating when needed) the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - encryptor: Seals secrets field by field, for example
+    ///     `AESGCMEncryptor(keyAlias:keyStore:)` or `SecuredKeyEncryptor()`.
+    ///   - logger: Receives a line for every failure (without secrets).
+    public init(path: String, encryptor: any Encryptor, logger: Logger = Logger(label: "org.coffer.authenticator.sqlite")) throws {
+        self.path = path
+        self.sealer = FieldSealer(encryptor: encryptor)
+        self.diagnostics = ClientDiagnostics(logger: logger, store: path)
+        try Self.createPrivately(path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        // Opening switches a new file to WAL and runs migrations; processes opening one new file
+        // at once would otherwise get "database is locked" (that switch ignores the busy
+        // timeout). One open at a time, across processes.
+        let opening = FileLock(path: path + ".open-lock")
+        database = try opening.withExclusiveLock {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try SQLiteSchema.migrator.migrate(pool)
+            return pool
+        }
+    }
+
+    /// The cause of the most recent failed call, if any.
+    public var lastError: (any Error)? { diagnostics.lastError }
+
+    /// How many rows could not be read back (wrong key, damaged) since this client was opened.
+    public var unreadableRecordCount: Int { diagnostics.unreadableRecordCount }
+
+    /// Runs `PRAGMA integrity_check` and returns its findings (`["ok"]` when the file is sound).
+    public func integrityCheck() throws -> [String] {
+        try database.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+    }
+
+    // MARK: - Accounts
+
+    @discardableResult public func setAccount(account: Account) -> Bool {
+        attempt("setAccount") {
+            try database.write { db in try Self.upsert(account, in: db) }
+            return true
+        } ?? false
+    }
+
+    @discardableResult public func removeAccount(account: Account) -> Bool {
+        attempt("removeAccount") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM account WHERE issuer = ? AND accountName = ?",
+                               arguments: [account.issuer, account.accountName])
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    public func getAccount(accountIdentifier: String) -> Account? {
+        let parts = IdentifierCoding.split(accountIdentifier)
+        guard parts.count == 2 else { return nil }
+        return attempt("getAccount") {
+            try database.read { db in
+                try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM account WHERE issuer = ? AND accountName = ?"), arguments: [parts[0], parts[1]])
+                    .map(Self.account)
+            }
+        } ?? nil
+    }
+
+    public func getAllAccounts() -> [Account] {
+        attempt("getAllAccounts") {
+            try database.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM account ORDER BY timeAdded, issuer, accountName").map(Self.account)
+            }
+        } ?? []
+    }
+
+    // MARK: - Mechanisms
+
+    @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {
+        attempt("setMechanism") {
+            let sealed = try seal(mechanism)
+            try database.write { db in try Self.upsert(sealed, in: db) }
+            return true
+        } ?? false
+    }
+
+    @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
+        attempt("removeMechanism") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM mechanism WHERE mechanismUUID = ?", arguments: [mechanism.mechanismUUID])
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    public func getMechanismsForAccount(account: Account) -> [Mechanism] {
+        readMechanisms("getMechanismsForAccount", sql: "WHERE issuer = ? AND accountName = ? ORDER BY timeAdded, mechanismUUID",
+                       arguments: [account.issuer, account.accountName])
+    }
+
+    public func getMechanismForUUID(uuid: String) -> Mechanism? {
+        readMechanisms("getMechanismForUUID", sql: "WHERE mechanismUUID = ?", arguments: [uuid]).first
+    }
+
+    // MARK: - Notifications
+
+    @discardableResult public func setNotification(notification: PushNotification) -> Bool {
+        attempt("setNotification") {
+            let sealed = try seal(notification)
+            try database.write { db in try Self.upsert(sealed, in: db) }
+            return true
+        } ?? false
+    }
+
+    @discardableResult public func removeNotification(notification: PushNotification) -> Bool {
+        attempt("removeNotification") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM notification WHERE mechanismUUID = ? AND messageId = ?",
+                               arguments: [notification.mechanismUUID, notification.messageId])
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    public func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification] {
+        readNotifications("getAllNotificationsForMechanism", sql: "WHERE mechanismUUID = ? ORDER BY timeAdded, messageId",
+                          arguments: [mechanism.mechanismUUID])
+    }
+
+    public func getNotification(messageId: String, mechanism: Mechanism) -> PushNotification? {
+        readNotifications("getNotification", sql: "WHERE mechanismUUID = ? AND messageId = ?",
+                          arguments: [mechanism.mechanismUUID, messageId]).first
+    }
+
+    public func getAllNotifications() -> [PushNotification] {
+        readNotifications("getAllNotifications", sql: "ORDER BY timeAdded, messageId", arguments: [])
+    }
+
+    @discardableResult public func isEmpty() -> Bool {
+        attempt("isEmpty") {
+            try database.read { db in
+                try Bool.fetchOne(db, sql: """
+                    SELECT NOT EXISTS (SELECT 1 FROM account) AND NOT EXISTS (SELECT 1 FROM mechanism)
+                       AND NOT EXISTS (SELECT 1 FROM notification)
+                    """) ?? true
+            }
+        } ?? false
+    }
+
+    // MARK: - Many records at once
+
+    /// Writes many records in one transaction: either all of them are stored or none is, and the
+    /// error says why.
+    ///
+    /// For imports, migrations and tests at scale: far faster than one call per record, because
+    /// the file is synchronised once. Each record is written exactly as ``setAccount(account:)``,
+    /// ``setMechanism(mechanism:)`` and ``setNotification(notification:)`` would write it;
+    /// accounts first, then mechanisms, then notifications.
+    public func storeAll(accounts: [Account] = [], mechanisms: [Mechanism] = [], notifications: [PushNotification] = []) throws {
+        let sealedMechanisms = try seal(mechanisms)
+        let sealedNotifications = try zip(notifications, sealer.seal(notifications.map { ($0.challenge, Self.field($0)) }))
+            .map { SealedNotification(notification: $0, challenge: $1) }
+        try database.write { db in
+            for account in accounts { try Self.upsert(account, in: db) }
+            for mechanism in sealedMechanisms { try Self.upsert(mechanism, in: db) }
+            for notification in sealedNotifications { try Self.upsert(notification, in: db) }
+        }
+    }
+
+    // MARK: - Push device token
+
+    @discardableResult public func setPushDeviceToken(_ token: PushDeviceToken) -> Bool {
+        attempt("setPushDeviceToken") {
+            try database.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO pushDeviceToken (id, tokenId, timeAdded) VALUES (1, ?, ?)",
+                               arguments: [token.tokenId, token.timeAdded.timeIntervalSinceReferenceDate])
+            }
+            return true
+        } ?? false
+    }
+
+    public func getPushDeviceToken() -> PushDeviceToken? {
+        attempt("getPushDeviceToken") {
+            try database.read { db in
+                try Row.fetchOne(db, sql: "SELECT tokenId, timeAdded FROM pushDeviceToken WHERE id = 1").map {
+                    PushDeviceToken(tokenId: $0["tokenId"], timeAdded: Date(timeIntervalSinceReferenceDate: $0["timeAdded"]))
+                }
+            }
+        } ?? nil
+    }
+
+    @discardableResult public func removePushDeviceToken() -> Bool {
+        attempt("removePushDeviceToken") {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM pushDeviceToken")
+                return db.changesCount > 0
+            }
+        } ?? false
+    }
+
+    // MARK: - Writing rows
+
+    /// A mechanism with its secret fields sealed, ready to be written.
+    private struct SealedMechanism {
+        var mechanism: Mechanism
+        var secret: Data
+        var challenge: Data?
+    }
+
+    /// A notification with its challenge sealed, ready to be written.
+    private struct SealedNotification {
+        var notification: PushNotification
+        var challenge: Data
+    }
+
+    private func seal(_ mechanism: Mechanism) throws -> SealedMechanism {
+        try seal([mechanism])[0]
+    }
+
+    /// Seals the mechanisms' secrets and challenges in one trip to the encryptor.
+    private func seal(_ mechanisms: [Mechanism]) throws -> [SealedMechanism] {
+        var fields: [(text: String, field: String)] = []
+        for mechanism in mechanisms {
+            let field = Self.field(mechanism: mechanism.mechanismUUID)
+            fields.append((mechanism.secret, "\(field)/secret"))
+            if let challenge = mechanism.challenge { fields.append((challenge, "\(field)/challenge")) }
+        }
+        var sealed = try sealer.seal(fields)[...]
+        return mechanisms.map { mechanism in
+            let secret = sealed.removeFirst()
+            return SealedMechanism(mechanism: mechanism, secret: secret, challenge: mechanism.challenge.map { _ in sealed.removeFirst() })
+        }
+    }
+
+    private func seal(_ notification: PushNotification) throws -> SealedNotification {
+        SealedNotification(notification: notification, challenge: try sealer.seal(notification.challenge, for: Self.field(notification)))
+    }
+
+    private static func upsert(_ account: Account, in db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO account (issuer, accountName, displayIssuer, displayAccountName, imageURL, backgroundColor,
+                                 timeAdded, policies, lockingPolicy, isLocked)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (issuer, accountName) DO UPDATE SET
+                displayIssuer = excluded.displayIssuer, displayAccountName = excluded.displayAccountName,
+                imageURL = excluded.imageURL, backgroundColor = excluded.backgroundColor,
+                timeAdded = excluded.timeAdded, policies = excluded.policies,
+                lockingPolicy = excluded.lockingPolicy, isLocked = excluded.isLocked
+            """).execute(arguments: [account.issuer, account.accountName, account.displayIssuer, account.displayAccountName,
+                                     account.imageURL, account.backgroundColor, account.timeAdded.timeIntervalSinceReferenceDate,
+                                     account.policies, account.lockingPolicy, account.isLocked])
+    }
+
+    /// Writes a mechanism, creating its account (with no display details) when there is none.
+    private static func upsert(_ sealed: SealedMechanism, in db: Database) throws {
+        let mechanism = sealed.mechanism
+        try db.cachedStatement(sql: """
+            INSERT INTO account (issuer, accountName, timeAdded, isLocked) VALUES (?, ?, ?, 0)
+            ON CONFLICT (issuer, accountName) DO NOTHING
+            """).execute(arguments: [mechanism.issuer, mechanism.accountName, mechanism.timeAdded.timeIntervalSinceReferenceDate])
+        try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO mechanism (mechanismUUID, issuer, accountName, type, secret, algorithm, digits, period,
+                counter, uid, resourceId, timeAdded, registrationEndpoint, authenticationEndpoint, messageId, challenge)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                mechanism.mechanismUUID, mechanism.issuer, mechanism.accountName, mechanism.type.rawValue,
+                sealed.secret, mechanism.algorithm.rawValue, mechanism.digits, mechanism.period,
+                Int64(bitPattern: mechanism.counter), mechanism.uid, mechanism.resourceId,
+                mechanism.timeAdded.timeIntervalSinceReferenceDate, mechanism.registrationEndpoint?.absoluteString,
+                mechanism.authenticationEndpoint?.absoluteString, mechanism.messageId, sealed.challenge])
+    }
+
+    private static func upsert(_ sealed: SealedNotification, in db: Database) throws {
+        let notification = sealed.notification
+        try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO notification (mechanismUUID, messageId, challenge, ttl, timeAdded, pending, approved,
+                loadBalanceKey, message, customPayload, numbersChallenge, contextInfo, pushType)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                notification.mechanismUUID, notification.messageId, sealed.challenge, notification.ttl,
+                notification.timeAdded.timeIntervalSinceReferenceDate, notification.pending, notification.approved,
+                notification.loadBalanceKey, notification.message, notification.customPayload,
+                notification.numbersChallenge, notification.contextInfo, notification.pushType])
+    }
+
+    // MARK: - Reading rows
+
+    private func readMechanisms(_ operation: String, sql: String, arguments: StatementArguments) -> [Mechanism] {
+        let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM mechanism " + sql), arguments: arguments) } } ?? []
+        var fields: [(sealed: Data, field: String)] = []
+        for row in rows {
+            let field = Self.field(mechanism: row["mechanismUUID"] as String? ?? "")
+            fields.append(((row["secret"] as Data?) ?? Data(), "\(field)/secret"))
+            if let challenge = row["challenge"] as Data? { fields.append((challenge, "\(field)/challenge")) }
+        }
+        let opened = OpenedFields(sealer, fields)
+        return rows.compactMap { row in readable(operation, "mechanism \(row["mechanismUUID"] as String? ?? "?")") { try mechanism(row, opened) } }
+    }
+
+    private func readNotifications(_ operation: String, sql: String, arguments: StatementArguments) -> [PushNotification] {
+        let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM notification " + sql), arguments: arguments) } } ?? []
+        let opened = OpenedFields(sealer, rows.map { row in
+            ((row["challenge"] as Data?) ?? Data(),
+             Self.field(notification: row["mechanismUUID"] as String? ?? "", messageId: row["messageId"] as String? ?? ""))
+        })
+        return rows.compactMap { row in readable(operation, "notification \(row["messageId"] as String? ?? "?")") { try notification(row, opened) } }
+    }
+
+    private static func account(_ row: Row) -> Account {
+        Account(
+            issuer: row["issuer"], accountName: row["accountName"], displayIssuer: row["displayIssuer"],
+            displayAccountName: row["displayAccountName"], imageURL: row["imageURL"], backgroundColor: row["backgroundColor"],
+            timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]), policies: row["policies"],
+            lockingPolicy: row["lockingPolicy"], isLocked: row["isLocked"])
+    }
+
+    private func mechanism(_ row: Row, _ opened: OpenedFields) throws -> Mechanism {
+        let uuid: String = row["mechanismUUID"]
+        let field = Self.field(mechanism: uuid)
+        guard let type = MechanismType(rawValue: row["type"]), let algorithm = OathAlgorithm(rawValue: row["algorithm"]) else {
+            throw StorageError.corrupted(location: "\(path) \(field)", reason: "unknown mechanism type or algorithm")
+        }
+        let challenge: Data? = row["challenge"]
+        return Mechanism(
+            mechanismUUID: uuid, issuer: row["issuer"], accountName: row["accountName"], type: type,
+            secret: try opened.text("\(field)/secret"), algorithm: algorithm,
+            digits: row["digits"], period: row["period"], counter: UInt64(bitPattern: row["counter"]), uid: row["uid"],
+            resourceId: row["resourceId"], timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]),
+            registrationEndpoint: (row["registrationEndpoint"] as String?).flatMap(URL.init(string:)),
+            authenticationEndpoint: (row["authenticationEndpoint"] as String?).flatMap(URL.init(string:)),
+            messageId: row["messageId"], challenge: try challenge.map { _ in try opened.text("\(field)/challenge") })
+    }
+
+    private func notification(_ row: Row, _ opened: OpenedFields) throws -> PushNotification {
+        var notification = PushNotification(
+            messageId: row["messageId"], mechanismUUID: row["mechanismUUID"], challenge: "", ttl: row["ttl"],
+            timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]), pending: row["pending"], approved: row["approved"],
+            loadBalanceKey: row["loadBalanceKey"], message: row["message"], customPayload: row["customPayload"],
+            numbersChallenge: row["numbersChallenge"], contextInfo: row["contextInfo"], pushType: row["pushType"])
+        notification.challenge = try opened.text(Self.field(notification))
+        return notification
+    }
+
+    /// Where a mechanism's sealed fields belong: `mechanism/<uuid>` (then `/secret`, `/challenge`).
+    private static func field(mechanism uuid: String) -> String { "mechanism/\(uuid)" }
+
+    private static func field(_ notification: PushNotification) -> String {
+        field(notification: notification.mechanismUUID, messageId: notification.messageId)
+    }
+
+    /// Where a notification's sealed challenge belongs.
+    private static func field(notification mechanismUUID: String, messageId: String) -> String {
+        "notification/\(mechanismUUID)/\(messageId)/challenge"
+    }
+
+    // MARK: - Failures
+
+    private func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
+        diagnostics.attempt(operation, body)
+    }
+
+    private func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
+        diagnostics.readable(operation, record, body)
+    }
+
+    private static func createPrivately(_ path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: directory.path) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StorageError.io(operation: "create", path: path, code: errno) }
+        fchmod(fd, 0o600)
+        close(fd)
+    }
+}

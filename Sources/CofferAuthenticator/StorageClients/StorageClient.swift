@@ -1,0 +1,106 @@
+import Foundation
+
+/// StorageClient protocol represents predefined interfaces and protocols for FRAuthenticator's storage method.
+///
+/// This is the spec's protocol, verbatim, so a custom client written against the spec compiles
+/// unchanged. A client stores and returns only its own objects: associations (an account's
+/// mechanisms, a mechanism's notifications) are assembled by ``AuthenticatorClient``.
+///
+/// Built in: ``SQLiteStorageClient`` (the `coffer` tool's default), ``KeychainStorageClient``
+/// (the spec's default, on the OS keyring) and ``MemoryStorageClient``. Run
+/// `StorageClientConformance` from `CofferStorageTesting` against yours.
+public protocol StorageClient {
+    /// Stores Account object into Storage Client and returns discardable Boolean result of operation.
+    /// - Parameter account: Account object to store.
+    @discardableResult func setAccount(account: Account) -> Bool
+
+    /// Removes Account object from Storage Client, and returns discardable Boolean result of operation.
+    /// - Parameter account: Account object to remove.
+    @discardableResult func removeAccount(account: Account) -> Bool
+
+    /// Retrieves Account object with its unique identifier.
+    /// - Parameter accountIdentifier: String value of Account's unique identifier.
+    func getAccount(accountIdentifier: String) -> Account?
+
+    /// Retrieves all Account objects stored in Storage Client.
+    func getAllAccounts() -> [Account]
+
+    /// Stores Mechanism object into Storage Client, and returns discardable Boolean result of operation.
+    /// The owning Account is stored too when it is not yet.
+    /// - Parameter mechanism: Mechanism object to store.
+    @discardableResult func setMechanism(mechanism: Mechanism) -> Bool
+
+    /// Removes Mechanism object from Storage Client, and returns discardable Boolean result of operation.
+    /// - Parameter mechanism: Mechanism object to remove.
+    @discardableResult func removeMechanism(mechanism: Mechanism) -> Bool
+
+    /// Retrieves all Mechanism objects stored in Storage Client.
+    /// - Parameter account: Account object that is associated with Mechanism(s).
+    func getMechanismsForAccount(account: Account) -> [Mechanism]
+
+    /// Retrieves Mechanism object with given Mechanism UUID.
+    /// - Parameter uuid: UUID of Mechanism.
+    func getMechanismForUUID(uuid: String) -> Mechanism?
+
+    /// Stores PushNotification object into Storage Client, and returns discardable Boolean result of operation.
+    /// - Parameter notification: PushNotification object to store.
+    @discardableResult func setNotification(notification: PushNotification) -> Bool
+
+    /// Removes PushNotification object from Storage Client, and returns discardable Boolean result of operation.
+    /// - Parameter notification: PushNotification object to remove.
+    @discardableResult func removeNotification(notification: PushNotification) -> Bool
+
+    /// Retrieves all Notification objects from Storage Client with given Mechanism object.
+    /// - Parameter mechanism: Mechanism object that is associated with Notification(s).
+    func getAllNotificationsForMechanism(mechanism: Mechanism) -> [PushNotification]
+
+    /// Returns whether or not StorageClient has any data stored.
+    @discardableResult func isEmpty() -> Bool
+
+    // MARK: Beyond the spec (with default implementations)
+
+    /// The notification with `messageId` for `mechanism`, if stored.
+    func getNotification(messageId: String, mechanism: Mechanism) -> PushNotification?
+
+    /// Every stored notification.
+    func getAllNotifications() -> [PushNotification]
+
+    /// Stores the push device token, replacing the previous one.
+    @discardableResult func setPushDeviceToken(_ token: PushDeviceToken) -> Bool
+
+    /// The stored push device token, if any.
+    func getPushDeviceToken() -> PushDeviceToken?
+
+    /// Removes the push device token.
+    @discardableResult func removePushDeviceToken() -> Bool
+}
+
+extension StorageClient {
+    /// Looks the notification up among ``getAllNotificationsForMechanism(mechanism:)``.
+    public func getNotification(messageId: String, mechanism: Mechanism) -> PushNotification? {
+        getAllNotificationsForMechanism(mechanism: mechanism).first { $0.messageId == messageId }
+    }
+
+    /// Collects the notifications of every push mechanism of every account.
+    public func getAllNotifications() -> [PushNotification] {
+        getAllAccounts().flatMap { getMechanismsForAccount(account: $0) }
+            .filter { $0.type == .push }
+            .flatMap { getAllNotificationsForMechanism(mechanism: $0) }
+    }
+
+    /// Not supported by clients written to the spec: returns `false`.
+    @discardableResult public func setPushDeviceToken(_ token: PushDeviceToken) -> Bool { false }
+
+    /// Not supported by clients written to the spec: returns `nil`.
+    public func getPushDeviceToken() -> PushDeviceToken? { nil }
+
+    /// Not supported by clients written to the spec: returns `false`.
+    @discardableResult public func removePushDeviceToken() -> Bool { false }
+}
+
+/// A storage client that keeps the cause of its last failure, since the ``StorageClient``
+/// protocol can only answer `false` or `nil`. ``AuthenticatorClient`` reports it in its errors.
+public protocol StorageClientDiagnostics {
+    /// The cause of the most recent failed call, if any.
+    var lastError: (any Error)? { get }
+}

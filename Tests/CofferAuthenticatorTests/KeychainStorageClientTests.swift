@@ -1,0 +1,68 @@
+import CofferAuthenticator
+import Foundation
+import Logging
+import CofferStorage
+import CofferStorageTesting
+import TestSupport
+import Testing
+
+@Suite("KeychainStorageClient on a real gnome-keyring", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
+       "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+struct KeychainStorageClientTests {
+    static func prefix() -> String { "org.coffer.tests.client.\(UUID().uuidString.prefix(8))" }
+
+    @Test("conforms")
+    func conforms() async throws {
+        let encryptor = try SecuredKeyEncryptor.make(keyAlias: "org.coffer.tests.client")
+        try await StorageClientConformance(makeClient: {
+            KeychainStorageClient(encryptor: encryptor, servicePrefix: Self.prefix())
+        }).run()
+    }
+
+    @Test("items carry plain attributes and sealed secrets; a secret copied onto another object's item is refused")
+    func sealedAndBound() async throws {
+        let prefix = Self.prefix()
+        let client = try KeychainStorageClient.make(servicePrefix: prefix)
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "alice", issuer: "I", accountName: "alice", type: .totp, secret: "ALICESECRETAAAA"))
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "bob", issuer: "I", accountName: "bob", type: .totp, secret: "BOBSECRETBBBBBB"))
+        let keyring = SecretService()
+        let items = try await keyring.search(["service": "\(prefix).mechanism"])
+        #expect(items.count == 2)
+        for item in items {
+            #expect(item.secret.map { $0.range(of: Data("SECRET".utf8)) == nil } == true, "secrets are sealed")
+            #expect(item.attributes["type"] == "totp")
+        }
+        let alices = try #require(items.first { $0.attributes["uuid"] == "alice" }?.secret)
+        let bobAttributes = try #require(items.first { $0.attributes["uuid"] == "bob" }?.attributes)
+        try await keyring.store(alices, attributes: bobAttributes, label: "copied", contentType: "application/octet-stream")
+        #expect(client.getMechanismForUUID(uuid: "bob") == nil, "bob's lookup must not return alice's secret")
+        #expect(client.unreadableRecordCount == 1)
+        #expect(client.getMechanismForUUID(uuid: "alice")?.secret == "ALICESECRETAAAA")
+    }
+
+    @Test("the spec's OathConfiguration snippet with OathKeychainStorage()")
+    func specConfiguration() throws {
+        let customLogger = Logger(label: "custom")
+        let config = OathConfiguration.build { config in
+            config.storage = OathKeychainStorage()
+            config.enableCredentialCache = false
+            config.logger = customLogger
+        }
+        #expect(config.storage is KeychainStorageClient)
+        let client = try config.makeClient()
+        let entry = try client.addAccount(uri: "otpauth://totp/Spec:keyring-\(UUID().uuidString.prefix(6))?secret=JBSWY3DPEHPK3PXP")
+        #expect(try client.code(for: entry.mechanisms[0]).code.count == 6)
+        try client.removeAccount(entry.account)
+    }
+}
+
+@Suite("KeychainStorageClient without a keyring")
+struct KeychainStorageClientUnavailableTests {
+    @Test("with no usable keyring every operation fails with the reason; nothing is stored unsealed")
+    func unusable() async throws {
+        let result = try await CofferProcess.run(
+            executable: try CofferProcess.builtExecutable("coffer-stress"), ["keychain-client-probe"],
+            removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        #expect(result.stdout == "setAccount=false\nlastError=unavailable\n", "\(result.stdout) \(result.stderr)")
+    }
+}

@@ -1,0 +1,12 @@
+import CofferAuthenticator
+import Foundation
+import CofferStorageTesting
+import Testing
+
+@Suite("StorageClient conformance")
+struct StorageClientConformanceTests {
+    @Test("MemoryStorageClient conforms")
+    func memory() async throws {
+        try await StorageClientConformance(makeClient: { MemoryStorageClient() }).run()
+    }
+}

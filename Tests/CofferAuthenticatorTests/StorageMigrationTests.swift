@@ -1,0 +1,82 @@
+import CofferAuthenticator
+import Foundation
+import CofferStorage
+import TestSupport
+import Testing
+
+/// Fault injection: stores mechanisms with a changed counter, so verification must notice.
+final class CorruptingStorageClient: ForwardingStorageClient {
+    @discardableResult override func setMechanism(mechanism: Mechanism) -> Bool {
+        var changed = mechanism
+        changed.counter += 1
+        return super.setMechanism(mechanism: changed)
+    }
+}
+
+@Suite("Moving accounts between storage clients")
+struct StorageMigrationTests {
+    func source() throws -> MemoryStorageClient {
+        let storage = MemoryStorageClient()
+        let client = AuthenticatorClient(storage: storage)
+        try client.addAccount(uri: "otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP&issuer=Example")
+        try client.addAccount(uri: "otpauth://hotp/Bank:bob?secret=GEZDGNBVGY3TQOJQ&counter=3")
+        let push = try client.addAccount(uri: "pushauth://push/Push:carol?r=aHR0cHM6Ly9leGFtcGxlLmNvbS9y&a=aHR0cHM6Ly9leGFtcGxlLmNvbS9h&s=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8&c=Y2hhbGxlbmdl&m=reg-1")
+        storage.setNotification(notification: PushNotification(messageId: "n1", mechanismUUID: push.mechanisms[0].mechanismUUID, challenge: "Y2g="))
+        return storage
+    }
+
+    @Test("everything moves to a SQLite store and the source is emptied")
+    func moves() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let from = try source()
+        let expected = from.getAllAccounts().flatMap { from.getMechanismsForAccount(account: $0) }
+        let to = try SQLiteStorageClient(path: directory.appending("t.sqlite").path, encryptor: AESGCMEncryptor(keyAlias: "k", keyStore: MemoryKeyStore()))
+        let report = try StorageMigration.move(from: from, to: to)
+        #expect(report == StorageMigration.Report(accounts: 3, mechanisms: 3, notifications: 1))
+        #expect(from.isEmpty())
+        #expect(Set(to.getAllAccounts().flatMap { to.getMechanismsForAccount(account: $0) }) == Set(expected))
+        #expect(to.getAllNotifications().count == 1)
+    }
+
+    @Test("a target that already holds an account, or stores something else than it was given, leaves the source as it was")
+    func refusals() throws {
+        let from = try source()
+        let busy = MemoryStorageClient()
+        busy.setAccount(account: Account(issuer: "Example", accountName: "alice"))
+        #expect(throws: StorageMigration.Failure.self) { try StorageMigration.move(from: from, to: busy) }
+        #expect(from.getAllAccounts().count == 3)
+
+        do {
+            _ = try StorageMigration.move(from: from, to: CorruptingStorageClient())
+            Issue.record("a corrupting target was accepted")
+        } catch {
+            guard case .verificationFailed = error else { throw error }
+        }
+        #expect(from.getAllAccounts().count == 3 && from.getAllNotifications().count == 1, "the source is unchanged")
+    }
+}
+
+@Suite("coffer migrate", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
+       "needs the throwaway gnome-keyring that scripts/test starts"))
+struct CofferMigrateTests {
+    @Test("sqlite to keychain and back keeps the codes")
+    func roundTrip() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let issuer = "Migrate\(UUID().uuidString.prefix(6))"
+        func coffer(_ arguments: [String]) async throws -> CofferProcess.Result {
+            try await CofferProcess.run(executable: try CofferProcess.executable, arguments,
+                                        environment: ["COFFER_HOME": directory.appending("home").path], removing: ["COFFER_BACKEND"])
+        }
+        #expect(try await coffer(["add", "otpauth://hotp/\(issuer):m?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&counter=0"]).status == 0)
+        let moved = try await coffer(["migrate", "--to", "keychain"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(moved.stdout.hasPrefix("Moved 1 account(s), 1 mechanism(s)"))
+        #expect(try await coffer(["list"]).stdout.hasPrefix("No accounts yet"))
+        #expect(try await coffer(["code", issuer, "--backend", "keychain"]).stdout.contains("755224"))
+        let back = try await coffer(["migrate", "--backend", "keychain", "--to", "sqlite"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try await coffer(["code", issuer]).stdout.contains("287082"), "the HOTP counter moved along")
+    }
+}

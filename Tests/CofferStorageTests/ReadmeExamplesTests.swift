@@ -1,0 +1,197 @@
+import Foundation
+import TestSupport
+import CofferStorage
+import CofferStorageTesting
+import Testing
+
+// The README's Swift examples, verbatim. `readmeMatchesThisFile` fails when they drift apart.
+
+/// Keeps values in one dictionary, each storage under its own key.
+actor Shelf {
+    private var items: [String: Data] = [:]
+    func put(_ data: Data?, at key: String) { items[key] = data }
+    func item(at key: String) -> Data? { items[key] }
+}
+
+struct ShelfStorage<T: Codable & Sendable>: Storage {
+    let shelf: Shelf
+    let key: String
+
+    func save(item: T) async throws {
+        await shelf.put(try JSONEncoder().encode(item), at: key)
+    }
+
+    func get() async throws -> T? {
+        guard let data = await shelf.item(at: key) else { return nil }
+        return try JSONDecoder().decode(T.self, from: data)
+    }
+
+    func delete() async throws {
+        await shelf.put(nil, at: key)
+    }
+}
+
+@Suite("README examples")
+struct ReadmeExamplesTests {
+    @Test("store a value, encrypted")
+    func storeEncrypted() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let folder = temporary.url
+
+        struct Dog: Codable, Sendable {
+            let name: String
+            let type: String
+        }
+
+        let storage = EncryptedFileStorage<Dog>(fileName: "com.example.safe", keyAlias: "com.example.v1.KEYS", directory: folder)
+        try await storage.save(item: Dog(name: "Lucky", type: "Golden Retriever"))
+        let storedData = try await storage.get()
+        try await storage.delete()
+
+        #expect(storedData?.name == "Lucky")
+        #expect(try await storage.get() == nil)
+    }
+
+    @Test("the OS keyring", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
+    func keyring() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let folder = temporary.url
+
+        let storage = KeychainStorage<Dog>(account: "myStorageId")
+        try await storage.save(item: Dog(name: "Lucky", type: "Golden Retriever"))
+        let storedData = try await storage.get()
+
+        let secured = KeychainStorage<Dog>(
+            account: "myStorageId",
+            encryptor: SecuredKeyEncryptor() ?? NoEncryptor(),
+            cacheable: true
+        )
+
+        let tokens = KeychainStorage<Token>(
+            account: "com.example.tokens",
+            service: "com.example.app",
+            encryptor: try SecuredKeyEncryptor.make(),
+            cacheStrategy: .cacheOnFailure,
+            timeout: .seconds(5)
+        )
+
+        let session = EncryptedFileStorage<Token>(fileName: "session", directory: folder, strongBoxPreferred: true)
+
+        #expect(storedData?.name == "Lucky")
+        #expect(secured.encryptor is SecuredKeyEncryptor)
+        try await tokens.save(item: Token(accessToken: "a", expiresIn: 60))
+        #expect(try await tokens.get()?.accessToken == "a")
+        try await session.save(item: Token(accessToken: "b", expiresIn: 60))
+        #expect(session.encryptor.keyStore is SecretServiceKeyStore)
+        try await storage.delete()
+        try await tokens.delete()
+    }
+
+    @Test("cache strategies")
+    func cacheStrategies() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let folder = temporary.url
+
+        let tokens = EncryptedFileStorage<Token>(fileName: "tokens", directory: folder, cacheStrategy: .cacheOnFailure)
+        let recent = FileStorage<[String]>(fileName: "recent.json", directory: folder, cacheStrategy: .cache)
+        let inMemory = MemoryStorage<Token>(cacheable: true)
+
+        #expect(tokens.cacheStrategy == .cacheOnFailure)
+        #expect(recent.cacheStrategy == .cache)
+        #expect(inMemory.cacheStrategy == .cache)
+    }
+
+    @Test("your own storage")
+    func customStorage() async throws {
+        let cached = StorageDelegate(delegate: ShelfStorage<Token>(shelf: Shelf(), key: "token"), cacheStrategy: .cache)
+        try await StorageConformance(makeStorage: { ShelfStorage<ConformanceSample>(shelf: Shelf(), key: "sample") }).run()
+
+        try await cached.save(item: Token(accessToken: "a", expiresIn: 1))
+        #expect(try await cached.get()?.accessToken == "a")
+    }
+
+    @Test("encryptors and key rotation")
+    func encryptors() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let folder = temporary.url
+
+        let keys = FileKeyStore(directory: folder.appendingPathComponent("keys"))
+        let encryptor = AESGCMEncryptor(keyAlias: "com.example.v1.KEYS", keyStore: keys)
+        let sealed = try await encryptor.encrypt(data: Data("secret".utf8))
+        try await encryptor.rotateKey()
+        let opened = try await encryptor.decrypt(data: sealed)
+
+        #expect(opened == Data("secret".utf8))
+        #expect(try await keys.primaryKey(for: "com.example.v1.KEYS")?.id == 2)
+    }
+
+    @Test("tokens and cookies")
+    func tokensAndCookies() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let folder = temporary.url
+
+        let tokenStorage = EncryptedFileStorage<Token>(fileName: "com.example.tokens", directory: folder)
+        try await tokenStorage.save(item: Token(accessToken: "eyJ…", tokenType: "Bearer", expiresIn: 3600, refreshToken: "…"))
+        if let token = try await tokenStorage.get(), token.isExpired(threshold: 60) {
+            print("refresh the token now")
+        }
+
+        let cookies = CookieStore(
+            persist: ["ST", "ST-NO-SS"],
+            storage: EncryptedFileStorage<[Cookie]>(fileName: "com.example.cookies", directory: folder))
+        try await cookies.merge([Cookie(name: "ST", value: "…", domain: "example.com")])
+        let current = try await cookies.cookies()
+
+        #expect(try await tokenStorage.get()?.isExpired(threshold: 60) == false)
+        #expect(current.map(\.name) == ["ST"])
+    }
+
+    @Test("errors")
+    func errors() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let storage = EncryptedFileStorage<String>(fileName: "damaged", directory: temporary.url)
+        try await storage.save(item: "value")
+        let damaged = Data("COFR not really".utf8)
+        try damaged.write(to: storage.fileURL)
+
+        do {
+            _ = try await storage.get()
+        } catch StorageError.decryptionFailed(let location, _) {
+            print("\(location) was changed or sealed with another key; it was left as it was")
+        } catch StorageError.identityMismatch(let location, let expected, let found) {
+            print("\(location) holds the data of \(found), not \(expected)")
+        }
+
+        // The example's first catch took the error (any other error would have failed this test).
+        await #expect(throws: StorageError.self) { try await storage.get() }
+        #expect(try Data(contentsOf: storage.fileURL) == damaged)
+    }
+
+    @Test("every Swift example in the README appears in this file or ReadmeAuthenticatorTests.swift")
+    func readmeMatchesThisFile() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let authenticatorExamples = root.appendingPathComponent("Tests/CofferAuthenticatorTests/ReadmeAuthenticatorTests.swift")
+        let source = normalized(try String(contentsOf: here, encoding: .utf8))
+            + normalized(try String(contentsOf: authenticatorExamples, encoding: .utf8))
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
+        #expect(blocks.count >= 12)
+        for block in blocks {
+            let lines = normalized(block)
+            let found = (0...max(0, source.count - lines.count)).contains { Array(source[$0..<($0 + lines.count)]) == lines }
+            #expect(found, "README example not compiled by the tests:\n\(block)")
+        }
+    }
+
+    private func normalized(_ text: String) -> [String] {
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("import ") }
+    }
+}
