@@ -25,6 +25,12 @@ public enum StorageError: Error, Sendable {
 
     /// A file-system call failed. `code` is the `errno` value.
     case io(operation: String, path: String, code: Int32)
+
+    /// A file or directory Coffer was to use is not safe to trust: another user owns it, can
+    /// write to it (or read key material in it), or it is a symbolic link or not the kind of file
+    /// expected. `owner` is its uid and `mode` its permission bits. Nothing was read or written
+    /// through it. See ``FileTrust``.
+    case untrusted(path: String, owner: UInt32, mode: UInt32, reason: String)
 }
 
 extension StorageError: LocalizedError {
@@ -49,6 +55,9 @@ extension StorageError: LocalizedError {
         case let .io(operation, path, code):
             return "Could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)). "
                 + "Check that the directory exists, is writable by you and the disk is not full."
+        case let .untrusted(path, owner, mode, reason):
+            return "Coffer will not use \(path) (owner uid \(owner), mode \(String(mode, radix: 8))): \(reason). "
+                + FileTrust.fix(path: path, owner: owner, reason: reason)
         }
     }
 }

@@ -47,9 +47,13 @@ public enum IdentityBinding {
     public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
         let data = Data(data)
         let found = try Self.identity(of: data, location: location)
-        guard found == identity else {
+        let headerSize = magic.count + 2
+        let length = Int(data[magic.count]) << 8 | Int(data[magic.count + 1])
+        // Byte for byte: Swift's String equality treats canonically equivalent text as equal, so
+        // `café` (NFD) would pass for `café` (NFC), another name, and another file.
+        guard data[headerSize..<(headerSize + length)].elementsEqual(identity.utf8) else {
             throw .identityMismatch(location: location, expected: identity, found: found)
         }
-        return data[(magic.count + 2 + Data(found.utf8).count)...]
+        return data[(headerSize + length)...]
     }
 }

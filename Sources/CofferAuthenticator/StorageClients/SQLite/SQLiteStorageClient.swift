@@ -387,15 +387,15 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         diagnostics.readable(operation, record, body)
     }
 
+    /// Creates the database file 0600 (its directory 0700) when missing, and checks the file,
+    /// its directory and SQLite's companion files with ``FileTrust`` before SQLite opens them:
+    /// a database, journal or directory that another user owns or can write to is refused.
     private static func createPrivately(_ path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: directory.path) {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileTrust.prepareDirectory(directory)
+        close(try FileTrust.openOrCreate(path, .file))
+        for companion in ["-wal", "-shm", "-journal"] {
+            try FileTrust.checkExistingFile(path + companion, .file)
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError.io(operation: "create", path: path, code: errno) }
-        fchmod(fd, 0o600)
-        close(fd)
     }
 }

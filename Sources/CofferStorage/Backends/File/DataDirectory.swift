@@ -13,6 +13,25 @@ public enum DataDirectory {
         return URL(fileURLWithPath: home, isDirectory: true)
             .appendingPathComponent(".local/share/coffer", isDirectory: true)
     }
+
+    /// Where Coffer keeps lock files that are not beside a data file: `$XDG_RUNTIME_DIR/coffer`
+    /// when `XDG_RUNTIME_DIR` is set to an absolute path, else ``default``. Never a shared
+    /// directory such as `/tmp`, where another user could create the lock first, hold it, or
+    /// plant links. The directory is created 0700 and checked (``FileTrust``) before use, and so
+    /// is `XDG_RUNTIME_DIR` itself.
+    public static func locks() throws(StorageError) -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            let base = URL(fileURLWithPath: runtime, isDirectory: true)
+            if try FileTrust.checkExistingDirectory(base.path) {
+                let directory = base.appendingPathComponent("coffer", isDirectory: true)
+                try FileTrust.prepareDirectory(directory)
+                return directory
+            }
+        }
+        try FileTrust.prepareDirectory(Self.default)
+        return Self.default
+    }
 }
 
 /// Checks that a name can be a file of its own inside a storage directory.

@@ -16,9 +16,11 @@ import Foundation
 ///   processes (and threads). Readers take no lock: a rename is atomic, so opening the file
 ///   always finds the whole old version or the whole new one.
 /// - The temporary file has one fixed name (`.NAME.tmp`), safe because only the lock holder
-///   writes it: a writer killed halfway leaves it behind, and the next write or delete replaces
-///   or removes it, so a stray copy of the data does not linger.
-/// - Files are created 0600 and directories 0700, whatever the umask.
+///   writes it and it is created `O_EXCL | O_NOFOLLOW`: a file a killed writer left behind is
+///   removed and the create retried, and nothing planted there (a symbolic link, another user's
+///   file) is ever written through.
+/// - Files are created 0600 and directories 0700, whatever the umask. The directory, the lock
+///   file and the file read are checked with ``FileTrust`` before use.
 ///
 /// Operations block the calling thread while they wait for the lock and the disk.
 struct DurableFile: Sendable {
@@ -30,9 +32,12 @@ struct DurableFile: Sendable {
     let directory: URL
     let lockPath: String
     let temporaryPath: String
+    /// What the file (and its directory) must satisfy before it is used.
+    let requirement: FileTrust.Requirement
 
-    init(url: URL) {
+    init(url: URL, requirement: FileTrust.Requirement = .file) {
         self.url = url
+        self.requirement = requirement
         self.path = url.path
         self.directory = url.deletingLastPathComponent()
         // isDirectory: false, or Foundation looks at the disk to decide.
@@ -41,7 +46,7 @@ struct DurableFile: Sendable {
     }
 
     /// The file's bytes, or `nil` when it does not exist.
-    func read() throws -> Data? {
+    func read() throws(StorageError) -> Data? {
         try readUnlocked()
     }
 
@@ -52,7 +57,7 @@ struct DurableFile: Sendable {
 
     /// Removes the file. Removing a file that does not exist succeeds.
     func remove() throws {
-        guard FileManager.default.fileExists(atPath: directory.path) else { return }
+        guard try FileTrust.checkExistingDirectory(directory.path) else { return }
         try exclusively {
             unlink(temporaryPath)
             if unlink(path) == -1 {
@@ -77,26 +82,18 @@ struct DurableFile: Sendable {
     // MARK: - Under the lock
 
     private func readUnlocked() throws(StorageError) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd == -1 {
-            if errno == ENOENT { return nil }
-            throw .io(operation: "open", path: path, code: errno)
-        }
+        guard try FileTrust.checkExistingDirectory(directory.path),
+              let fd = try FileTrust.openForReading(path, requirement) else { return nil }
         defer { close(fd) }
         return try POSIX.readAll(fd, path: path)
     }
 
     private func replaceUnlocked(with data: Data) throws(StorageError) {
         let temporary = temporaryPath
-        // O_TRUNC rather than O_EXCL: a file here is what a killed writer left (only the lock
-        // holder writes it). O_NOFOLLOW: never write through a planted symbolic link.
-        let fd = try POSIX.call("create", temporary) {
-            FileFaults.inject(.create) { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-        }
+        let fd = try POSIX.createExclusively(temporary)
         var renamed = false
         defer { if !renamed { unlink(temporary) } }
         do {
-            try POSIX.call("set permissions of", temporary) { fchmod(fd, 0o600) }
             try POSIX.writeAll(fd, data, path: temporary)
             try POSIX.call("fsync", temporary) { FileFaults.inject(.fsync) { fsync(fd) } }
         } catch {
@@ -115,6 +112,7 @@ struct DurableFile: Sendable {
     }
 
     private func exclusively<R>(_ body: () throws -> R) throws -> R {
-        try FileLock(path: lockPath).withExclusiveLock(creatingDirectory: true, body)
+        try FileTrust.prepareDirectory(directory)
+        return try FileLock(path: lockPath).withExclusiveLock(body)
     }
 }

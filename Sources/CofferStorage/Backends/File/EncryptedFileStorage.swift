@@ -125,8 +125,10 @@ public enum KeyStoreSelection {
     public enum SelectionError: Error, LocalizedError, Sendable {
         /// The record says the keyring, and the keyring cannot be used now.
         case keyringRequired(KeychainError)
-        /// The record is unreadable.
+        /// The record names no known key store.
         case unknownLocation(path: String, text: String)
+        /// The record cannot be read (or is not safe to trust: see ``FileTrust``).
+        case unreadable(path: String, cause: StorageError)
 
         public var errorDescription: String? {
             switch self {
@@ -135,14 +137,24 @@ public enum KeyStoreSelection {
                     + (reason.errorDescription ?? "\(reason)")
             case let .unknownLocation(path, text):
                 return "\(path) says '\(text)'; expected 'secret-service' or 'file'. Restore it."
+            case let .unreadable(_, cause):
+                return cause.errorDescription
             }
         }
     }
 
     /// The location recorded in `directory`, or `nil` before the first choice.
     public static func recordedLocation(in directory: URL, record: String = "keystore") throws(SelectionError) -> Location? {
-        let path = directory.appendingPathComponent(record).path
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let file = DurableFile(url: directory.appendingPathComponent(record))
+        let path = file.path
+        let data: Data?
+        do {
+            data = try file.read()
+        } catch {
+            throw .unreadable(path: path, cause: error)
+        }
+        guard let data else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let location = Location(rawValue: trimmed) else { throw .unknownLocation(path: path, text: trimmed) }
         return location
@@ -168,7 +180,6 @@ public enum KeyStoreSelection {
                 logger.info("keeping the key in the OS keyring (Secret Service)")
                 location = .secretService
             }
-            try POSIX.makeDirectory(directory)
             try DurableFile(url: directory.appendingPathComponent(record)).write(Data((location.rawValue + "\n").utf8))
             return location == .file ? fileStore : SecretServiceKeyStore()
         }

@@ -11,7 +11,9 @@ import Foundation
 /// process, since each use opens its own descriptor).
 ///
 /// The lock file is created 0600 and never removed: removing it while another process waits on
-/// it would let two processes hold "the" lock at once.
+/// it would let two processes hold "the" lock at once. It is opened without following a
+/// symbolic link and must pass ``FileTrust`` (owned by you, not writable by others); its
+/// directory must already exist (see ``FileTrust/prepareDirectory(_:)``).
 public struct FileLock: Sendable {
     /// The lock file.
     public let path: String
@@ -23,35 +25,29 @@ public struct FileLock: Sendable {
 
     /// Runs `body` holding the lock exclusively, blocking the thread until it is free.
     public func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
-        try withLock(LOCK_EX, creatingDirectory: false, body)
-    }
-
-    /// Like ``withExclusiveLock(_:)``; when the lock file's directory does not exist it is
-    /// created (0700) first.
-    func withExclusiveLock<R>(creatingDirectory: Bool, _ body: () throws -> R) throws -> R {
-        try withLock(LOCK_EX, creatingDirectory: creatingDirectory, body)
+        try withLock(LOCK_EX, body)
     }
 
     /// Runs `body` holding the lock shared with other readers. Where the lock file cannot be
     /// created (a read-only directory or medium), no writer can change the data either, so
     /// `body` runs without it.
     public func withSharedLock<R>(_ body: () throws -> R) throws -> R {
-        try withLock(LOCK_SH, creatingDirectory: false, body)
+        try withLock(LOCK_SH, body)
     }
 
-    private func withLock<R>(_ mode: Int32, creatingDirectory: Bool, _ body: () throws -> R) throws -> R {
-        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd == -1, errno == ENOENT, creatingDirectory {
-            // Only when missing: the common case costs no extra system call.
-            try POSIX.makeDirectory(URL(fileURLWithPath: path, isDirectory: false).deletingLastPathComponent())
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        }
+    private func withLock<R>(_ mode: Int32, _ body: () throws -> R) throws -> R {
+        try FileTrust.checkExistingDirectory((path as NSString).deletingLastPathComponent)
+        // O_NOFOLLOW: a symbolic link planted here must not make Coffer create or lock a file
+        // elsewhere. The lock file is checked like any other: yours, not writable by others.
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         if fd == -1 {
             let code = errno
             if mode == LOCK_SH, code == EACCES || code == EROFS { return try body() }
+            if code == ELOOP { throw FileTrust.untrustedLink(path) }
             throw StorageError.io(operation: "open lock file", path: path, code: code)
         }
         defer { close(fd) }
+        try FileTrust.check(descriptor: fd, path: path, .file)
         try POSIX.call("lock", path) { flock(fd, mode) }
         defer { flock(fd, LOCK_UN) }
         return try body()

@@ -65,21 +65,28 @@ enum POSIX {
         try call("fsync directory", path) { FileFaults.inject(.syncDirectory) { fsync(fd) } }
     }
 
-    /// Creates `url` and any missing parents with mode 0700. Existing directories keep their mode.
-    static func makeDirectory(_ url: URL) throws(StorageError) {
-        let path = url.path
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw .io(operation: "use as a directory", path: path, code: ENOTDIR) }
-            return
+    /// Creates a new file 0600 for writing, never following a symbolic link and never opening
+    /// a file that is already there (`O_CREAT | O_EXCL | O_NOFOLLOW`). A leftover at `path` (a
+    /// killed writer's temporary file, or anything planted there) is removed and the create
+    /// retried once; call it only where you hold the lock that serialises writers of `path`.
+    static func createExclusively(_ path: String) throws(StorageError) -> Int32 {
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var fd = FileFaults.inject(.create) { open(path, flags, 0o600) }
+        if fd == -1, errno == EEXIST {
+            if unlink(path) == -1, errno != ENOENT { throw .io(operation: "remove the leftover", path: path, code: errno) }
+            fd = FileFaults.inject(.create) { open(path, flags, 0o600) }
         }
-        let parent = url.deletingLastPathComponent()
-        if parent.path != path { try makeDirectory(parent) }
-        if mkdir(path, 0o700) == -1, errno != EEXIST {
-            throw .io(operation: "create directory", path: path, code: errno)
+        guard fd != -1 else { throw .io(operation: "create", path: path, code: errno) }
+        // The mode given to open is filtered by the umask; make it exactly 0600, and check it.
+        do {
+            try call("set permissions of", path) { fchmod(fd, 0o600) }
+            try FileTrust.check(descriptor: fd, path: path, .privateFile)
+        } catch {
+            close(fd)
+            unlink(path)
+            throw error
         }
-        // mkdir's mode is filtered by the umask; make it exactly 0700.
-        try call("set permissions of", path) { chmod(path, 0o700) }
+        return fd
     }
 }
 

@@ -4,6 +4,9 @@ import Synchronization
 /// A key store that keeps each alias's keys in a file of its own, for machines with no OS keyring.
 ///
 /// Each alias is one file, `<directory>/<alias>.key`, mode 0600, in a directory created 0700.
+/// A key file that another user owns, or that group or others can read or write, is refused
+/// (``StorageError/untrusted(path:owner:mode:reason:)``), and so is a directory that another
+/// user owns or can write to: a key someone else knows or can replace protects nothing.
 /// Files are replaced atomically and durably, and creating or rotating keys holds an exclusive
 /// `flock`, so several processes sharing the directory agree on the keys.
 ///
@@ -61,7 +64,8 @@ public struct FileKeyStore: KeyStore {
     // MARK: - Private
 
     private func file(for alias: String) throws(KeyStoreError) -> DurableFile {
-        DurableFile(url: directory.appendingPathComponent(try Self.checkedFileName(for: alias), isDirectory: false))
+        DurableFile(url: directory.appendingPathComponent(try Self.checkedFileName(for: alias), isDirectory: false),
+                    requirement: .privateFile)
     }
 
     private static func checkedFileName(for alias: String) throws(KeyStoreError) -> String {
@@ -154,7 +158,7 @@ struct FileStamp: Equatable, Sendable {
 
     static func of(_ path: String) -> Lookup {
         var info = stat()
-        guard stat(path, &info) == 0 else { return errno == ENOENT ? .missing : .unknown }
+        guard lstat(path, &info) == 0 else { return errno == ENOENT ? .missing : .unknown }
         return .found(FileStamp(info))
     }
 

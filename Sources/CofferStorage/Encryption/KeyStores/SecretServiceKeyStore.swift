@@ -3,8 +3,8 @@ import Foundation
 /// A key store that keeps each alias's keys as one item in the OS keyring (Secret Service).
 ///
 /// The item has the attributes `service` (default `org.coffer.keys`) and `alias`, and holds the
-/// alias's ``KeyRing``. Creating and rotating keys hold an exclusive lock file in the user's
-/// runtime directory, so processes of the same user agree on one key per alias.
+/// alias's ``KeyRing``. Creating and rotating keys hold an exclusive lock file in
+/// ``DataDirectory/locks()``, so processes of the same user agree on one key per alias.
 public struct SecretServiceKeyStore: KeyStore {
     /// The `service` attribute of the key items.
     public let service: String
@@ -102,17 +102,8 @@ public struct SecretServiceKeyStore: KeyStore {
         return try outcome.get()
     }
 
-    /// `$XDG_RUNTIME_DIR/coffer/keys.lock`, else `/tmp/coffer-<uid>/keys.lock`; the directory is
-    /// created 0700.
+    /// `keys.lock` in ``DataDirectory/locks``.
     private static func lockPath() throws -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let base: URL
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            base = URL(fileURLWithPath: runtime).appendingPathComponent("coffer", isDirectory: true)
-        } else {
-            base = URL(fileURLWithPath: "/tmp").appendingPathComponent("coffer-\(getuid())", isDirectory: true)
-        }
-        try POSIX.makeDirectory(base)
-        return base.appendingPathComponent("keys.lock").path
+        try DataDirectory.locks().appendingPathComponent("keys.lock").path
     }
 }
