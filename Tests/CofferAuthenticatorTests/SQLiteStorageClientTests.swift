@@ -87,20 +87,25 @@ struct SQLiteStorageClientTests {
         #expect(other.lastError.map { "\($0)" }?.contains("Could not decrypt") == true)
     }
 
-    @Test("removing an account removes its mechanisms and notifications in the file")
-    func cascade() throws {
+    @Test("removing an account that still owns records is refused; removed in order, everything goes")
+    func noCascade() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("a.sqlite").path
         let keys = MemoryKeyStore()
         let client = try makeClient(path, keys: keys)
         let push = Mechanism(mechanismUUID: "m", issuer: "I", accountName: "a", type: .push, secret: "c2VjcmV0")
+        let notification = PushNotification(messageId: "n", mechanismUUID: "m", challenge: "Y2g=")
         client.setMechanism(mechanism: push)
-        client.setNotification(notification: PushNotification(messageId: "n", mechanismUUID: "m", challenge: "Y2g="))
+        client.setNotification(notification: notification)
+        #expect(!client.removeAccount(account: Account(issuer: "I", accountName: "a")))
+        #expect(!client.removeMechanism(mechanism: push))
+        #expect(client.getNotification(messageId: "n", mechanism: push) != nil)
+        #expect(client.removeNotification(notification: notification))
+        #expect(client.removeMechanism(mechanism: push))
         #expect(client.removeAccount(account: Account(issuer: "I", accountName: "a")))
         let fresh = try makeClient(path, keys: keys)
         #expect(fresh.isEmpty())
-        #expect(fresh.getMechanismForUUID(uuid: "m") == nil)
     }
 
     @Test("storeAll writes every record in one transaction, or none when one is refused")

@@ -63,35 +63,52 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
         return try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
-            let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
-            for mechanism in parsed.mechanisms where current.contains(where: { $0.type == mechanism.type }) {
-                throw .duplicateMechanism(type: mechanism.type, issuer: mechanism.issuer, accountName: mechanism.accountName)
-            }
+            try insert(parsed.mechanisms, into: storage, accountIsNew: existing == nil)
             var account = parsed.account
             if let existing { account.timeAdded = existing.timeAdded }
             try write(storage.setAccount(account: account), "store the account", storage)
-            for mechanism in parsed.mechanisms {
-                try write(storage.setMechanism(mechanism: mechanism), "store the \(mechanism.type.rawValue) mechanism", storage)
-            }
-            return AccountEntry(account: account, mechanisms: current + parsed.mechanisms, notifications: [])
+            return AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: [])
         }
     }
 
-    /// Adds `mechanism` (and its `account` when new). With `replacing`, a mechanism of the same
-    /// type on that account is replaced; without, it is refused with
-    /// ``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)``.
+    /// Inserts `mechanisms` with ``StorageClient/insertMechanism(_:)``, which never replaces a
+    /// stored one (readable or not) and is atomic across processes in the built-in clients:
+    /// of two processes adding the same account at once, exactly one succeeds. If one of them
+    /// cannot be inserted, those this call inserted are removed again, by their ids.
+    private func insert(_ mechanisms: [Mechanism], into storage: any StorageClient, accountIsNew: Bool) throws(AuthenticatorError) {
+        var inserted: [Mechanism] = []
+        for mechanism in mechanisms {
+            do {
+                try storage.insertMechanism(mechanism)
+                inserted.append(mechanism)
+            } catch {
+                for done in inserted.reversed() { storage.removeMechanism(mechanism: done) }
+                if accountIsNew, !inserted.isEmpty {
+                    storage.removeAccount(account: Account(issuer: mechanism.issuer, accountName: mechanism.accountName))
+                }
+                if case let StorageClientError.mechanismExists(issuer, accountName, type) = error {
+                    throw .duplicateMechanism(type: type, issuer: issuer, accountName: accountName)
+                }
+                throw .storageFailed(operation: "store the \(mechanism.type.rawValue) mechanism", cause: error)
+            }
+        }
+    }
+
+    /// Adds `mechanism` (and its `account` when new). With `replacing`, a readable mechanism of
+    /// the same type on that account is replaced; without, it is refused with
+    /// ``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)``. An unreadable one is
+    /// never replaced. A mechanism UUID that another object holds is refused with
+    /// ``AuthenticatorError/storageFailed(operation:cause:)`` whose cause is
+    /// ``StorageClientError/uuidTaken(uuid:)``.
     public func add(account: Account, mechanism: Mechanism, replacing: Bool = false) throws(AuthenticatorError) {
         try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: account.identifier)
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
-            if let clash = current.first(where: { $0.type == mechanism.type }) {
-                guard replacing else {
-                    throw .duplicateMechanism(type: mechanism.type, issuer: account.issuer, accountName: account.accountName)
-                }
+            if replacing, let clash = current.first(where: { $0.type == mechanism.type }) {
                 try write(storage.removeMechanism(mechanism: clash), "replace the \(clash.type.rawValue) mechanism", storage)
             }
+            try insert([mechanism], into: storage, accountIsNew: existing == nil)
             if existing == nil { try write(storage.setAccount(account: account), "store the account", storage) }
-            try write(storage.setMechanism(mechanism: mechanism), "store the \(mechanism.type.rawValue) mechanism", storage)
         }
     }
 
@@ -160,12 +177,13 @@ public final class AuthenticatorClient: @unchecked Sendable {
 
     /// The current code of an OATH mechanism.
     ///
-    /// For HOTP the counter is advanced and stored *before* the code is returned; if storing
-    /// fails, no code is returned and the stored counter is unchanged.
+    /// For HOTP the counter is advanced and stored *before* the code is returned, in one atomic
+    /// step of the storage client (``StorageClient/advanceCounter(mechanismUUID:)``): processes
+    /// sharing a store never issue the same code. If storing fails, no code is returned.
     public func code(for mechanism: Mechanism) throws(AuthenticatorError) -> OathCode {
         let now = clock()
         return try withStorage { (storage) throws(AuthenticatorError) in
-            guard var current = storage.getMechanismForUUID(uuid: mechanism.mechanismUUID) else {
+            guard let current = storage.getMechanismForUUID(uuid: mechanism.mechanismUUID) else {
                 throw .notFound("The mechanism \(mechanism.mechanismUUID)")
             }
             if let owner = storage.getAccount(accountIdentifier: current.accountIdentifier), owner.isLocked {
@@ -179,10 +197,16 @@ public final class AuthenticatorClient: @unchecked Sendable {
                     return try OathGenerator.totp(secret: secret, at: now, period: current.period, digits: current.digits,
                                                   algorithm: current.algorithm)
                 case .hotp:
-                    let code = try OathGenerator.hotp(secret: secret, counter: current.counter, digits: current.digits,
-                                                      algorithm: current.algorithm)
-                    current.counter += 1
-                    try write(storage.setMechanism(mechanism: current), "store the advanced HOTP counter", storage)
+                    // The counter moves first, atomically (see StorageClient.advanceCounter), and
+                    // the code is computed with the value this call claimed.
+                    let claimed: Mechanism
+                    do {
+                        claimed = try storage.advanceCounter(mechanismUUID: current.mechanismUUID)
+                    } catch {
+                        throw AuthenticatorError.storageFailed(operation: "advance the HOTP counter", cause: error)
+                    }
+                    let code = try OathGenerator.hotp(secret: try Base32.decode(claimed.secret), counter: claimed.counter,
+                                                      digits: claimed.digits, algorithm: claimed.algorithm)
                     return OathCode(code: code, validFrom: now, validUntil: nil)
                 case .push:
                     throw AuthenticatorError.notAnOathMechanism

@@ -19,9 +19,13 @@ public enum StorageMigration {
         }
     }
 
-    /// Why a migration stopped. The source is unchanged whenever one is thrown.
+    /// Why a migration stopped.
     public enum Failure: Error, LocalizedError, Sendable {
-        /// The target already holds these accounts.
+        /// Records of the source cannot be read (a missing key, damage): nothing was copied or
+        /// removed. `records` names them (the first 100), each with why.
+        case unreadableSource(count: Int, records: [String])
+        /// The target already holds these accounts, or objects under the same ids, that differ
+        /// from the source's; nothing was removed from the source.
         case targetNotEmpty([String])
         /// Writing to the target failed.
         case writeFailed(String)
@@ -32,10 +36,15 @@ public enum StorageMigration {
 
         public var errorDescription: String? {
             switch self {
+            case let .unreadableSource(count, records):
+                let listed = records.prefix(5).map { "\n  \($0)" }.joined()
+                return "\(count) record(s) of the source cannot be read, so nothing was moved (moving the rest and removing "
+                    + "the accounts would delete them):\(listed)\nRestore the key or the records first, then migrate again."
             case .targetNotEmpty(let accounts):
-                return "The target already holds \(accounts.prefix(5).joined(separator: ", ")); nothing was moved. Remove them there first."
-            case .writeFailed(let what): return "Could not write \(what) to the target; the source is unchanged."
-            case .verificationFailed(let what): return "\(what) reads back differently from the target; the source is unchanged."
+                return "The target already holds \(accounts.prefix(5).joined(separator: ", ")), different from the source; "
+                    + "nothing was removed from the source. Remove them there first."
+            case .writeFailed(let what): return "Could not write \(what) to the target; nothing was removed from the source."
+            case .verificationFailed(let what): return "\(what) reads back differently from the target; nothing was removed from the source."
             case .sourceCleanupFailed(let what):
                 return "Everything was copied and verified, but \(what) could not be removed from the source: both hold it now."
             }
@@ -44,28 +53,56 @@ public enum StorageMigration {
 
     /// Copies every account, mechanism and notification from `source` to `target`, reads them
     /// all back from `target` and compares, and only then removes them from `source`.
+    ///
+    /// - Nothing happens when any record of `source` cannot be read: its client's
+    ///   ``StorageClientDiagnostics/unreadableRecordCount`` grows while everything is read, and
+    ///   the migration throws ``Failure/unreadableSource(count:records:)``. (A client written
+    ///   to the spec reports no unreadable records; its reads are taken as complete.)
+    /// - Objects the target already holds and that equal the source's are accepted, so a
+    ///   migration that was interrupted (even killed) can be run again and completes. An object
+    ///   under the same id that differs is refused: nothing is overwritten.
+    /// - The source loses only what was copied and verified, removed by id: notifications,
+    ///   then mechanisms, then an account once it owns nothing more. Nothing is removed by
+    ///   cascade.
     public static func move(from source: any StorageClient, to target: any StorageClient) throws(Failure) -> Report {
-        let accounts = source.getAllAccounts()
-        let clashes = accounts.filter { target.getAccount(accountIdentifier: $0.identifier) != nil }
-        guard clashes.isEmpty else { throw .targetNotEmpty(clashes.map { "\($0.issuer): \($0.accountName)" }) }
-
-        var report = Report()
-        var moved: [(Account, [(Mechanism, [PushNotification])])] = []
-        for account in accounts {
-            guard target.setAccount(account: account) else { throw .writeFailed("the account \(account.issuer): \(account.accountName)") }
-            var mechanisms: [(Mechanism, [PushNotification])] = []
-            for mechanism in source.getMechanismsForAccount(account: account) {
-                guard target.setMechanism(mechanism: mechanism) else { throw .writeFailed("a mechanism of \(account.issuer): \(account.accountName)") }
-                let notifications = source.getAllNotificationsForMechanism(mechanism: mechanism)
-                for notification in notifications where !target.setNotification(notification: notification) {
-                    throw .writeFailed("a notification of \(account.issuer): \(account.accountName)")
-                }
-                mechanisms.append((mechanism, notifications))
-            }
-            moved.append((account, mechanisms))
+        let diagnostics = source as? any StorageClientDiagnostics
+        let unreadableBefore = diagnostics?.unreadableRecordCount ?? 0
+        let plan = source.getAllAccounts().map { account in
+            (account, source.getMechanismsForAccount(account: account).map { ($0, source.getAllNotificationsForMechanism(mechanism: $0)) })
+        }
+        if let diagnostics, diagnostics.unreadableRecordCount > unreadableBefore {
+            throw .unreadableSource(count: diagnostics.unreadableRecordCount - unreadableBefore,
+                                    records: Array(diagnostics.unreadableRecords.suffix(diagnostics.unreadableRecordCount - unreadableBefore)))
         }
 
-        for (account, mechanisms) in moved {
+        for (account, mechanisms) in plan {
+            let title = "\(account.issuer): \(account.accountName)"
+            if let existing = target.getAccount(accountIdentifier: account.identifier) {
+                guard existing == account else { throw .targetNotEmpty([title]) }
+            } else if !target.setAccount(account: account) {
+                throw .writeFailed("the account \(title)")
+            }
+            for (mechanism, notifications) in mechanisms {
+                if let existing = target.getMechanismForUUID(uuid: mechanism.mechanismUUID) {
+                    guard existing == mechanism else { throw .targetNotEmpty(["\(title) (\(mechanism.type.rawValue), id \(mechanism.mechanismUUID))"]) }
+                } else {
+                    do {
+                        try target.insertMechanism(mechanism)
+                    } catch {
+                        throw .writeFailed("a mechanism of \(title) (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
+                    }
+                }
+                for notification in notifications {
+                    if let existing = target.getNotification(messageId: notification.messageId, mechanism: mechanism) {
+                        guard existing == notification else { throw .targetNotEmpty(["a notification of \(title)"]) }
+                    } else if !target.setNotification(notification: notification) {
+                        throw .writeFailed("a notification of \(title)")
+                    }
+                }
+            }
+        }
+
+        for (account, mechanisms) in plan {
             guard target.getAccount(accountIdentifier: account.identifier) == account else {
                 throw .verificationFailed("The account \(account.issuer): \(account.accountName)")
             }
@@ -77,18 +114,23 @@ public enum StorageMigration {
             }
         }
 
-        for (account, mechanisms) in moved {
+        var report = Report()
+        for (account, mechanisms) in plan {
+            let title = "\(account.issuer): \(account.accountName)"
             for (mechanism, notifications) in mechanisms {
                 for notification in notifications where !source.removeNotification(notification: notification) {
-                    throw .sourceCleanupFailed("a notification of \(account.issuer): \(account.accountName)")
+                    throw .sourceCleanupFailed("a notification of \(title)")
                 }
-                guard source.removeMechanism(mechanism: mechanism) else { throw .sourceCleanupFailed("a mechanism of \(account.issuer): \(account.accountName)") }
+                guard source.removeMechanism(mechanism: mechanism) else { throw .sourceCleanupFailed("a mechanism of \(title)") }
                 report.mechanisms += 1
                 report.notifications += notifications.count
             }
-            // A cascading store may have removed the account with its last mechanism already.
-            if source.getAccount(accountIdentifier: account.identifier) != nil, !source.removeAccount(account: account) {
-                throw .sourceCleanupFailed("the account \(account.issuer): \(account.accountName)")
+            // Only an account that owns nothing more; the built-in clients also refuse to remove
+            // one that still owns records, readable or not.
+            if source.getAccount(accountIdentifier: account.identifier) != nil {
+                guard source.getMechanismsForAccount(account: account).isEmpty, source.removeAccount(account: account) else {
+                    throw .sourceCleanupFailed("the account \(title)")
+                }
             }
             report.accounts += 1
         }

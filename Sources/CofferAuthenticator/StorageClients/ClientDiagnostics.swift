@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 
@@ -5,7 +6,9 @@ import Synchronization
 /// answer `false`, `nil` or `[]`: the last error, a count of records that could not be read,
 /// and a log line for each (never with a secret).
 final class ClientDiagnostics: Sendable {
-    private let state = Mutex<(last: (any Error)?, unreadable: Int)>((nil, 0))
+    private let state = Mutex<(last: (any Error)?, unreadable: Int, records: [String])>((nil, 0, []))
+    /// How many unreadable records are described in ``unreadableRecords``.
+    static let describedLimit = 100
     private let logger: Logger
     private let store: String
 
@@ -17,6 +20,7 @@ final class ClientDiagnostics: Sendable {
 
     var lastError: (any Error)? { state.withLock { $0.last } }
     var unreadableRecordCount: Int { state.withLock { $0.unreadable } }
+    var unreadableRecords: [String] { state.withLock { $0.records } }
 
     /// Runs `body`; on failure records and logs the error and returns `nil`.
     func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
@@ -31,6 +35,24 @@ final class ClientDiagnostics: Sendable {
         }
     }
 
+    /// Runs `body`; on failure records and logs the error and throws it on.
+    func attemptThrowing<R>(_ operation: String, _ body: () throws -> R) throws -> R {
+        do {
+            let result = try body()
+            logger.trace("\(operation) done", metadata: ["store": "\(store)"])
+            return result
+        } catch {
+            record(error, operation: operation, message: "\(operation) failed")
+            throw error
+        }
+    }
+
+    /// Keeps `error` as the last one and logs it.
+    func record(_ error: any Error, operation: String, message: String) {
+        state.withLock { $0.last = error }
+        logger.error("\(message)", metadata: ["operation": "\(operation)", "error": "\(error)", "store": "\(store)"])
+    }
+
     /// Decodes one record; a record that cannot be read is logged, counted and left out (and left
     /// where it is).
     func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
@@ -40,6 +62,9 @@ final class ClientDiagnostics: Sendable {
             state.withLock {
                 $0.last = error
                 $0.unreadable += 1
+                if $0.records.count < Self.describedLimit {
+                    $0.records.append("\(record): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+                }
             }
             logger.error("\(operation): a stored record cannot be read and is left out",
                          metadata: ["record": "\(record)", "error": "\(error)", "store": "\(store)"])

@@ -33,15 +33,47 @@ public final class MemoryStorageClient: StorageClient, Sendable {
         state.withLock { $0.accounts.values.sorted(by: AccountKey.order) }
     }
 
+    /// Stores or updates `mechanism`; returns `false` (writing nothing) when that would replace
+    /// another object: its UUID held by another account or type, or its account already having
+    /// that type under another UUID.
     @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {
         state.withLock { state in
+            let sameObject = { (other: Mechanism) in
+                other.issuer == mechanism.issuer && other.accountName == mechanism.accountName && other.type == mechanism.type
+            }
+            if let existing = state.mechanisms[mechanism.mechanismUUID], !sameObject(existing) { return false }
+            if state.mechanisms.values.contains(where: { sameObject($0) && $0.mechanismUUID != mechanism.mechanismUUID }) { return false }
+            let owner = AccountKey(issuer: mechanism.issuer, accountName: mechanism.accountName)
+            if state.accounts[owner] == nil {
+                state.accounts[owner] = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
+            }
+            state.mechanisms[mechanism.mechanismUUID] = mechanism
+            return true
+        }
+    }
+
+    public func insertMechanism(_ mechanism: Mechanism) throws {
+        try state.withLock { (state) throws(StorageClientError) in
+            if state.mechanisms[mechanism.mechanismUUID] != nil { throw .uuidTaken(uuid: mechanism.mechanismUUID) }
+            if state.mechanisms.values.contains(where: {
+                $0.issuer == mechanism.issuer && $0.accountName == mechanism.accountName && $0.type == mechanism.type
+            }) {
+                throw .mechanismExists(issuer: mechanism.issuer, accountName: mechanism.accountName, type: mechanism.type)
+            }
             let owner = AccountKey(issuer: mechanism.issuer, accountName: mechanism.accountName)
             if state.accounts[owner] == nil {
                 state.accounts[owner] = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
             }
             state.mechanisms[mechanism.mechanismUUID] = mechanism
         }
-        return true
+    }
+
+    public func advanceCounter(mechanismUUID: String) throws -> Mechanism {
+        try state.withLock { (state) throws(StorageClientError) in
+            guard let current = state.mechanisms[mechanismUUID] else { throw .mechanismNotFound(uuid: mechanismUUID) }
+            state.mechanisms[mechanismUUID]?.counter = try current.nextCounter()
+            return current
+        }
     }
 
     @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {

@@ -73,6 +73,32 @@ public protocol StorageClient {
 
     /// Removes the push device token.
     @discardableResult func removePushDeviceToken() -> Bool
+
+    /// Stores a new mechanism (and its account when missing), never replacing anything: when a
+    /// mechanism with its UUID, or a mechanism of its type for its account, is already stored
+    /// (readable or not), nothing is written and the error says which.
+    ///
+    /// The built-in clients check and write in one atomic step, across processes. The default,
+    /// for clients written to the spec, checks with ``getMechanismForUUID(uuid:)`` and
+    /// ``getMechanismsForAccount(account:)`` and then calls ``setMechanism(mechanism:)``: it is
+    /// **not atomic**, and it cannot see records the client fails to read.
+    ///
+    /// - Throws: ``StorageClientError/uuidTaken(uuid:)``,
+    ///   ``StorageClientError/mechanismExists(issuer:accountName:type:)``, or the client's error.
+    func insertMechanism(_ mechanism: Mechanism) throws
+
+    /// Claims the next value of a HOTP counter: stores the counter plus one and returns the
+    /// mechanism as it was, whose `counter` is the value to compute the code with.
+    ///
+    /// The built-in clients do this atomically, across processes (a compare-and-swap on the old
+    /// value), so no two callers ever get the same counter value and no value is skipped. The
+    /// default, for clients written to the spec, reads with ``getMechanismForUUID(uuid:)`` and
+    /// writes with ``setMechanism(mechanism:)``: it is **not atomic**, and two processes can
+    /// get the same value.
+    ///
+    /// - Throws: ``StorageClientError/mechanismNotFound(uuid:)``,
+    ///   ``StorageClientError/counterExhausted(uuid:)``, or the client's error.
+    func advanceCounter(mechanismUUID: String) throws -> Mechanism
 }
 
 extension StorageClient {
@@ -96,6 +122,39 @@ extension StorageClient {
 
     /// Not supported by clients written to the spec: returns `false`.
     @discardableResult public func removePushDeviceToken() -> Bool { false }
+
+    /// Checks, then calls ``setMechanism(mechanism:)``: **not atomic** (see the requirement).
+    public func insertMechanism(_ mechanism: Mechanism) throws {
+        if getMechanismForUUID(uuid: mechanism.mechanismUUID) != nil { throw StorageClientError.uuidTaken(uuid: mechanism.mechanismUUID) }
+        let owner = Account(issuer: mechanism.issuer, accountName: mechanism.accountName)
+        if getMechanismsForAccount(account: owner).contains(where: { $0.type == mechanism.type }) {
+            throw StorageClientError.mechanismExists(issuer: mechanism.issuer, accountName: mechanism.accountName, type: mechanism.type)
+        }
+        guard setMechanism(mechanism: mechanism) else {
+            throw StorageClientError.failed(operation: "store the mechanism", cause: (self as? any StorageClientDiagnostics)?.lastError)
+        }
+    }
+
+    /// Reads, then writes with ``setMechanism(mechanism:)``: **not atomic** (see the requirement).
+    public func advanceCounter(mechanismUUID: String) throws -> Mechanism {
+        guard let current = getMechanismForUUID(uuid: mechanismUUID) else { throw StorageClientError.mechanismNotFound(uuid: mechanismUUID) }
+        var advanced = current
+        advanced.counter = try current.nextCounter()
+        guard setMechanism(mechanism: advanced) else {
+            throw StorageClientError.failed(operation: "store the advanced HOTP counter", cause: (self as? any StorageClientDiagnostics)?.lastError)
+        }
+        return current
+    }
+}
+
+extension Mechanism {
+    /// The counter plus one, or ``StorageClientError/counterExhausted(uuid:)`` when it cannot
+    /// grow (checked arithmetic: a counter never wraps to 0).
+    func nextCounter() throws(StorageClientError) -> UInt64 {
+        let (next, overflow) = counter.addingReportingOverflow(1)
+        guard !overflow else { throw .counterExhausted(uuid: mechanismUUID) }
+        return next
+    }
 }
 
 /// A storage client that keeps the cause of its last failure, since the ``StorageClient``
@@ -103,4 +162,12 @@ extension StorageClient {
 public protocol StorageClientDiagnostics {
     /// The cause of the most recent failed call, if any.
     var lastError: (any Error)? { get }
+
+    /// How many stored records could not be read back (wrong or missing key, damage) since the
+    /// client was created. Such records are left out of results and left where they are.
+    var unreadableRecordCount: Int { get }
+
+    /// The records counted in ``unreadableRecordCount`` (the first 100), each named with why it
+    /// cannot be read; never with a secret.
+    var unreadableRecords: [String] { get }
 }

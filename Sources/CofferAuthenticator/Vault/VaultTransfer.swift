@@ -8,6 +8,9 @@ public struct VaultImportReport: Sendable, Equatable {
     public var skippedExisting: [String] = []
     /// Entries of types Coffer does not support (steam, motp, yandex, …), not imported.
     public var unsupported: [String] = []
+    /// Entries imported under a new id, because the vault's id already belonged to another
+    /// stored object (which is left as it was). Also listed in ``imported``.
+    public var renumbered: [String] = []
 }
 
 extension AuthenticatorClient {
@@ -35,7 +38,9 @@ extension AuthenticatorClient {
         }
         for (account, mechanism, title) in valid {
             do {
-                try add(account: account, mechanism: mechanism, replacing: overwrite)
+                if try addRenumberingOnClash(account: account, mechanism: mechanism, replacing: overwrite) {
+                    report.renumbered.append(title)
+                }
                 report.imported.append(title)
             } catch {
                 guard case .duplicateMechanism = error else { throw error }
@@ -43,6 +48,21 @@ extension AuthenticatorClient {
             }
         }
         return report
+    }
+
+    /// Adds the mechanism; when its id belongs to another stored object, which is never replaced,
+    /// adds it under a new id instead and returns `true`.
+    private func addRenumberingOnClash(account: Account, mechanism: Mechanism, replacing: Bool) throws(AuthenticatorError) -> Bool {
+        do {
+            try add(account: account, mechanism: mechanism, replacing: replacing)
+            return false
+        } catch {
+            guard case .storageFailed(_, let cause) = error, case .uuidTaken? = cause as? StorageClientError else { throw error }
+            var renumbered = mechanism
+            renumbered.mechanismUUID = UUID().uuidString
+            try add(account: account, mechanism: renumbered, replacing: replacing)
+            return true
+        }
     }
 
     /// The Aegis entries of every OATH mechanism, and the titles of the push mechanisms, which

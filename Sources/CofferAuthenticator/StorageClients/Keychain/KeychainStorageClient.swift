@@ -64,6 +64,9 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     /// How many items could not be read back since this client was created.
     public var unreadableRecordCount: Int { diagnostics.unreadableRecordCount }
 
+    /// The records counted in ``unreadableRecordCount`` (the first 100), each with why.
+    public var unreadableRecords: [String] { diagnostics.unreadableRecords }
+
     // MARK: - Accounts
 
     @discardableResult public func setAccount(account: Account) -> Bool {
@@ -89,16 +92,76 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     // MARK: - Mechanisms
 
+    /// Stores or updates `mechanism`; returns `false` (writing nothing, with
+    /// ``StorageClientError`` in ``lastError``) when that would replace another object. The
+    /// check and the write hold this client's cross-process lock.
     @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {
-        let owner = ["service": service("account"), "issuer": mechanism.issuer, "accountName": mechanism.accountName]
-        let ownerExists = diagnostics.attempt("setMechanism") { try search(owner, loadSecrets: false).isEmpty == false }
-        guard let ownerExists else { return false }
-        if !ownerExists {
-            let account = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
-            guard setAccount(account: account) else { return false }
+        diagnostics.attempt("setMechanism") {
+            try exclusively {
+                try checkNoClash(mechanism, insertOnly: false)
+                try storeMechanism(mechanism)
+            }
+            return true
+        } ?? false
+    }
+
+    public func insertMechanism(_ mechanism: Mechanism) throws {
+        try diagnostics.attemptThrowing("insertMechanism") {
+            try exclusively {
+                try checkNoClash(mechanism, insertOnly: true)
+                try storeMechanism(mechanism)
+            }
         }
-        return store(mechanism, identity: "mechanism/\(mechanism.mechanismUUID)", attributes: attributes(mechanism),
-                     label: "\(mechanism.issuer) / \(mechanism.accountName) (\(mechanism.type.rawValue))", operation: "setMechanism")
+    }
+
+    /// Claims the next HOTP counter value: read, check and write under this client's
+    /// cross-process lock (`<prefix>.lock` in `DataDirectory.locks()`), so processes sharing
+    /// the keyring never get the same value.
+    public func advanceCounter(mechanismUUID uuid: String) throws -> Mechanism {
+        try diagnostics.attemptThrowing("advanceCounter") {
+            try exclusively {
+                let attributes = ["service": service("mechanism"), "uuid": uuid]
+                let items = try search(attributes, loadSecrets: true)
+                guard !items.isEmpty else { throw StorageClientError.mechanismNotFound(uuid: uuid) }
+                guard items.count == 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
+                let current = try open(Mechanism.self, items[0]) { "mechanism/\($0.mechanismUUID)" }
+                var advanced = current
+                advanced.counter = try current.nextCounter()
+                try storeMechanism(advanced)
+                return current
+            }
+        }
+    }
+
+    /// Throws when storing `mechanism` would replace another object (or, with `insertOnly`, any).
+    private func checkNoClash(_ mechanism: Mechanism, insertOnly: Bool) throws {
+        let sameUUID = try search(["service": service("mechanism"), "uuid": mechanism.mechanismUUID], loadSecrets: false)
+        let mine = attributes(mechanism)
+        if sameUUID.contains(where: { item in mine.contains { item.attributes[$0.key] != $0.value } }) {
+            throw StorageClientError.uuidTaken(uuid: mechanism.mechanismUUID)
+        }
+        let sameType = try search(["service": service("mechanism"), "issuer": mechanism.issuer, "accountName": mechanism.accountName,
+                                   "type": mechanism.type.rawValue], loadSecrets: false)
+        if (insertOnly && !sameUUID.isEmpty) || sameType.contains(where: { $0.attributes["uuid"] != mechanism.mechanismUUID }) {
+            throw StorageClientError.mechanismExists(issuer: mechanism.issuer, accountName: mechanism.accountName, type: mechanism.type)
+        }
+    }
+
+    /// Stores the mechanism's item, and its account's when there is none.
+    private func storeMechanism(_ mechanism: Mechanism) throws {
+        let owner = ["service": service("account"), "issuer": mechanism.issuer, "accountName": mechanism.accountName]
+        if try search(owner, loadSecrets: false).isEmpty {
+            let account = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
+            try storeItem(account, identity: "account/\(account.identifier)", attributes: attributes(account),
+                          label: "\(account.issuer) / \(account.accountName)")
+        }
+        try storeItem(mechanism, identity: "mechanism/\(mechanism.mechanismUUID)", attributes: attributes(mechanism),
+                      label: "\(mechanism.issuer) / \(mechanism.accountName) (\(mechanism.type.rawValue))")
+    }
+
+    /// Runs `body` holding this client's lock, shared by every process using the same prefix.
+    private func exclusively<R>(_ body: () throws -> R) throws -> R {
+        try FileLock(path: DataDirectory.locks().appendingPathComponent("\(servicePrefix).lock").path).withExclusiveLock(body)
     }
 
     @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
@@ -186,14 +249,18 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     private func store<T: Encodable>(_ value: T, identity: String, attributes: [String: String], label: String, operation: String) -> Bool {
         diagnostics.attempt(operation) {
-            let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-            let sealed = try sealer.seal(json, for: identity)
-            let secretService = self.secretService
-            try SyncBridge.run {
-                try await secretService.store(sealed, attributes: attributes, label: "\(label) (Coffer)", contentType: "application/octet-stream")
-            }
+            try storeItem(value, identity: identity, attributes: attributes, label: label)
             return true
         } ?? false
+    }
+
+    private func storeItem<T: Encodable>(_ value: T, identity: String, attributes: [String: String], label: String) throws {
+        let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        let sealed = try sealer.seal(json, for: identity)
+        let secretService = self.secretService
+        try SyncBridge.run {
+            try await secretService.store(sealed, attributes: attributes, label: "\(label) (Coffer)", contentType: "application/octet-stream")
+        }
     }
 
     private func remove(_ attributes: [String: String], operation: String) -> Bool {
@@ -213,19 +280,35 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         // Every item's secret opened in one trip to the encryptor.
         let opened = sealer.open(items.map { ($0.secret ?? Data(), Self.identity(of: $0.attributes)) })
         return zip(items, opened).compactMap { item, json in
-            diagnostics.readable(operation, item.label) { () throws -> T in
-                guard !item.isLocked else { throw KeychainError.locked }
-                guard item.secret != nil else {
-                    throw StorageError.corrupted(location: item.label, reason: "the keyring returned the item without its secret")
-                }
-                let expected = Self.identity(of: item.attributes)
-                let record = try JSONDecoder().decode(T.self, from: Data(try json.get().utf8))
-                guard identity(record) == expected else {
-                    throw StorageError.identityMismatch(location: item.label, expected: expected, found: identity(record))
-                }
-                return record
-            }
+            diagnostics.readable(operation, item.label) { () throws -> T in try decode(T.self, item, json, identity: identity) }
         }
+    }
+
+    /// Opens one item (see ``records(_:_:operation:identity:)``), throwing why it cannot be read.
+    private func open<T: Decodable>(_ type: T.Type, _ item: SecretService.Item, identity: @escaping (T) -> String) throws -> T {
+        try decode(T.self, item, sealer.open([(item.secret ?? Data(), Self.identity(of: item.attributes))])[0], identity: identity)
+    }
+
+    /// The record in an opened item, after checking that it is the object the item's attributes
+    /// name: its identity (byte for byte) and, for mechanisms, every attribute a lookup uses, so
+    /// an item whose `issuer` or `type` attribute was changed is not shown under another name.
+    private func decode<T: Decodable>(
+        _ type: T.Type, _ item: SecretService.Item, _ json: Result<String, any Error>, identity: (T) -> String
+    ) throws -> T {
+        guard !item.isLocked else { throw KeychainError.locked }
+        guard item.secret != nil else {
+            throw StorageError.corrupted(location: item.label, reason: "the keyring returned the item without its secret")
+        }
+        let expected = Self.identity(of: item.attributes)
+        let record = try JSONDecoder().decode(T.self, from: Data(try json.get().utf8))
+        guard identity(record).utf8.elementsEqual(expected.utf8) else {
+            throw StorageError.identityMismatch(location: item.label, expected: expected, found: identity(record))
+        }
+        if let mechanism = record as? Mechanism, attributes(mechanism).contains(where: { item.attributes[$0.key] != $0.value }) {
+            throw StorageError.identityMismatch(location: item.label, expected: "the mechanism its attributes name",
+                                                found: "a mechanism with other issuer, account or type attributes")
+        }
+        return record
     }
 
     private func single<T: Decodable>(

@@ -4,7 +4,8 @@ import GRDB
 ///
 /// Secrets (a mechanism's secret and challenge, a notification's challenge) are stored sealed
 /// in BLOB columns; everything else is plain so that every lookup of the ``StorageClient``
-/// protocol is an indexed query. Times are REAL seconds since Foundation's reference date
+/// protocol is an indexed query, and the columns that decide which code is shown under which
+/// name are bound to the sealed secret (``MechanismBinding``). Times are REAL seconds since Foundation's reference date
 /// (2001-01-01 00:00:00 UTC), which round-trips a `Date` exactly.
 enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
@@ -63,6 +64,19 @@ enum SQLiteSchema {
                 t.column("id", .integer).primaryKey().check { $0 == 1 }
                 t.column("tokenId", .text).notNull()
                 t.column("timeAdded", .double).notNull()
+            }
+        }
+        migrator.registerMigration("v2: bound mechanism columns, key check") { db in
+            // 1: the secret is bound to its UUID only (rows from v1); 2: to the columns listed in
+            // MechanismBinding as well.
+            try db.alter(table: "mechanism") { t in
+                t.add(column: "binding", .integer).notNull().defaults(to: MechanismBinding.legacy)
+            }
+            // One value sealed with the store's key when the store is first used: a key that does
+            // not open it is not the store's key, and nothing new is sealed with it.
+            try db.create(table: "keyCheck") { t in
+                t.column("id", .integer).primaryKey().check { $0 == 1 }
+                t.column("sealed", .blob).notNull()
             }
         }
         return migrator

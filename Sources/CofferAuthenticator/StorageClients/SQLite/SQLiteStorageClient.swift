@@ -2,15 +2,26 @@ import Foundation
 import GRDB
 import Logging
 import CofferStorage
+import Synchronization
 
 /// A ``StorageClient`` on one SQLite file, through GRDB: the `coffer` tool's default.
 ///
 /// - WAL mode and a 10-second busy timeout, so several processes can use one file.
 /// - Foreign keys with cascading deletes, an index for every lookup the protocol has, and
 ///   versioned migrations (``SQLiteSchema``).
-/// - Secrets sealed field by field with the encryptor you pass, each bound to its row (a
-///   sealed secret copied to another row does not open).
-/// - The file is created 0600 (and its directory 0700).
+/// - Secrets sealed field by field with the encryptor you pass, each bound to its row and to the
+///   columns that decide which code is shown under which name (``MechanismBinding``): a sealed
+///   secret copied to another row, or a row whose issuer, type or counter was changed, does not
+///   open.
+/// - Writes never replace another object: a mechanism is inserted, or updated under the same
+///   UUID, account and type; a conflict fails (``StorageClientError``). Removing an account or a
+///   mechanism that still owns records fails instead of cascading over them.
+/// - A HOTP counter moves by compare-and-swap (``advanceCounter(mechanismUUID:)``): processes
+///   sharing the file never get the same counter value.
+/// - A key check sealed when the store is first used: with another key (or none), nothing new is
+///   sealed (``keyProblem``), so a store never ends up under two keys.
+/// - The file is created 0600 (and its directory 0700); it, its directory and SQLite's
+///   companion files are checked with `FileTrust` before use.
 ///
 /// The protocol answers with `Bool`s and optionals, so failures cannot be thrown: each failing
 /// call returns `false`, `nil` or `[]`, logs its cause (never a secret) and keeps it in
@@ -19,9 +30,11 @@ import CofferStorage
 public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics, Sendable {
     /// The database file.
     public let path: String
-    private let database: DatabasePool
-    private let sealer: FieldSealer
-    private let diagnostics: ClientDiagnostics
+    let database: DatabasePool
+    let sealer: FieldSealer
+    let diagnostics: ClientDiagnostics
+    /// Why the key cannot be used, while it cannot (see ``keyProblem``).
+    let keyState: Mutex<(any Error)?>
 
     /// Opens (creating and migrating when needed) the database at `path`.
     ///
@@ -47,13 +60,30 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
             try SQLiteSchema.migrator.migrate(pool)
             return pool
         }
+        keyState = Mutex(nil)
+        if let problem = findKeyProblem() {
+            keyState.withLock { $0 = problem }
+            diagnostics.record(problem, operation: "open", message: "the store's key cannot be used; nothing new will be sealed")
+        } else {
+            bindLegacyRows()
+        }
     }
+
+    /// Why nothing can be sealed now, or `nil`: the encryptor's key does not open the store's
+    /// key check (the key file is missing, or the key store holds another key). Rows cannot be
+    /// read then either, and every write that seals fails with
+    /// ``StorageClientError/keyUnavailable(cause:)``. Checked again on each such write, so a
+    /// restored key is used at once.
+    public var keyProblem: (any Error)? { keyState.withLock { $0 } }
 
     /// The cause of the most recent failed call, if any.
     public var lastError: (any Error)? { diagnostics.lastError }
 
     /// How many rows could not be read back (wrong key, damaged) since this client was opened.
     public var unreadableRecordCount: Int { diagnostics.unreadableRecordCount }
+
+    /// The records counted in ``unreadableRecordCount`` (the first 100), each with why.
+    public var unreadableRecords: [String] { diagnostics.unreadableRecords }
 
     /// Runs `PRAGMA integrity_check` and returns its findings (`["ok"]` when the file is sound).
     public func integrityCheck() throws -> [String] {
@@ -69,9 +99,17 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         } ?? false
     }
 
+    /// Removes the account when it owns no mechanism any more; one that still does (perhaps an
+    /// unreadable one) is left, with ``StorageClientError/stillOwnsRecords(what:count:)`` in
+    /// ``lastError``: remove its mechanisms first, as ``AuthenticatorClient`` does.
     @discardableResult public func removeAccount(account: Account) -> Bool {
         attempt("removeAccount") {
             try database.write { db in
+                let owned = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM mechanism WHERE issuer = ? AND accountName = ?",
+                                             arguments: [account.issuer, account.accountName]) ?? 0
+                guard owned == 0 else {
+                    throw StorageClientError.stillOwnsRecords(what: "The account \(account.issuer): \(account.accountName)", count: owned)
+                }
                 try db.execute(sql: "DELETE FROM account WHERE issuer = ? AND accountName = ?",
                                arguments: [account.issuer, account.accountName])
                 return db.changesCount > 0
@@ -103,18 +141,59 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {
         attempt("setMechanism") {
             let sealed = try seal(mechanism)
-            try database.write { db in try Self.upsert(sealed, in: db) }
+            try database.write { db in try Self.write(sealed, in: db, insertOnly: false) }
             return true
         } ?? false
     }
 
+    /// Removes the mechanism when it owns no notification any more (see
+    /// ``removeAccount(account:)``).
     @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
         attempt("removeMechanism") {
             try database.write { db in
+                let owned = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notification WHERE mechanismUUID = ?",
+                                             arguments: [mechanism.mechanismUUID]) ?? 0
+                guard owned == 0 else {
+                    throw StorageClientError.stillOwnsRecords(what: "The mechanism \(mechanism.mechanismUUID)", count: owned)
+                }
                 try db.execute(sql: "DELETE FROM mechanism WHERE mechanismUUID = ?", arguments: [mechanism.mechanismUUID])
                 return db.changesCount > 0
             }
         } ?? false
+    }
+
+    public func insertMechanism(_ mechanism: Mechanism) throws {
+        try diagnostics.attemptThrowing("insertMechanism") {
+            let sealed = try seal(mechanism)
+            try database.write { db in try Self.write(sealed, in: db, insertOnly: true) }
+        }
+    }
+
+    /// Claims the next HOTP counter value by compare-and-swap: the row is read and opened, the
+    /// secret re-sealed under the next counter (it is bound to it), and the row updated only if
+    /// its counter and sealed secret are still the ones read. A process that lost the race
+    /// reads again. No two callers, in any process, get the same value.
+    public func advanceCounter(mechanismUUID uuid: String) throws -> Mechanism {
+        try diagnostics.attemptThrowing("advanceCounter") {
+            while true {
+                guard let row = try database.read({ try Row.fetchOne($0.cachedStatement(sql: "SELECT * FROM mechanism WHERE mechanismUUID = ?"), arguments: [uuid]) }) else {
+                    throw StorageClientError.mechanismNotFound(uuid: uuid)
+                }
+                let current = try mechanism(row, OpenedFields(sealer, sealedFields(of: row)))
+                var advanced = current
+                advanced.counter = try current.nextCounter()
+                let sealed = try seal(advanced)
+                let swapped = try database.write { db in
+                    try db.execute(sql: """
+                        UPDATE mechanism SET counter = ?, secret = ?, binding = ?
+                        WHERE mechanismUUID = ? AND counter = ? AND secret = ?
+                        """, arguments: [Int64(bitPattern: advanced.counter), sealed.secret, MechanismBinding.full,
+                                     uuid, Int64(bitPattern: current.counter), row["secret"] as Data?])
+                    return db.changesCount == 1
+                }
+                if swapped { return current }
+            }
+        }
     }
 
     public func getMechanismsForAccount(account: Account) -> [Mechanism] {
@@ -182,11 +261,12 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     /// accounts first, then mechanisms, then notifications.
     public func storeAll(accounts: [Account] = [], mechanisms: [Mechanism] = [], notifications: [PushNotification] = []) throws {
         let sealedMechanisms = try seal(mechanisms)
+        try requireKey()
         let sealedNotifications = try zip(notifications, sealer.seal(notifications.map { ($0.challenge, Self.field($0)) }))
             .map { SealedNotification(notification: $0, challenge: $1) }
         try database.write { db in
             for account in accounts { try Self.upsert(account, in: db) }
-            for mechanism in sealedMechanisms { try Self.upsert(mechanism, in: db) }
+            for mechanism in sealedMechanisms { try Self.write(mechanism, in: db, insertOnly: false) }
             for notification in sealedNotifications { try Self.upsert(notification, in: db) }
         }
     }
@@ -243,10 +323,11 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     /// Seals the mechanisms' secrets and challenges in one trip to the encryptor.
     private func seal(_ mechanisms: [Mechanism]) throws -> [SealedMechanism] {
+        try requireKey()
         var fields: [(text: String, field: String)] = []
         for mechanism in mechanisms {
             let field = Self.field(mechanism: mechanism.mechanismUUID)
-            fields.append((mechanism.secret, "\(field)/secret"))
+            fields.append((mechanism.secret, MechanismBinding.secretIdentity(mechanism)))
             if let challenge = mechanism.challenge { fields.append((challenge, "\(field)/challenge")) }
         }
         var sealed = try sealer.seal(fields)[...]
@@ -257,7 +338,8 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     }
 
     private func seal(_ notification: PushNotification) throws -> SealedNotification {
-        SealedNotification(notification: notification, challenge: try sealer.seal(notification.challenge, for: Self.field(notification)))
+        try requireKey()
+        return SealedNotification(notification: notification, challenge: try sealer.seal(notification.challenge, for: Self.field(notification)))
     }
 
     private static func upsert(_ account: Account, in db: Database) throws {
@@ -276,22 +358,52 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     }
 
     /// Writes a mechanism, creating its account (with no display details) when there is none.
-    private static func upsert(_ sealed: SealedMechanism, in db: Database) throws {
+    ///
+    /// Never replaces another object: with `insertOnly` the row must be new; otherwise it may
+    /// also update the row with the same UUID, account and type. Any other clash (the UUID
+    /// taken by another account or type, or the account already having that type under another
+    /// UUID) throws and writes nothing.
+    private static func write(_ sealed: SealedMechanism, in db: Database, insertOnly: Bool) throws {
         let mechanism = sealed.mechanism
         try db.cachedStatement(sql: """
             INSERT INTO account (issuer, accountName, timeAdded, isLocked) VALUES (?, ?, ?, 0)
             ON CONFLICT (issuer, accountName) DO NOTHING
             """).execute(arguments: [mechanism.issuer, mechanism.accountName, mechanism.timeAdded.timeIntervalSinceReferenceDate])
-        try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO mechanism (mechanismUUID, issuer, accountName, type, secret, algorithm, digits, period,
-                counter, uid, resourceId, timeAdded, registrationEndpoint, authenticationEndpoint, messageId, challenge)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [
+        let insert = """
+            INSERT INTO mechanism (mechanismUUID, issuer, accountName, type, secret, algorithm, digits, period,
+                counter, uid, resourceId, timeAdded, registrationEndpoint, authenticationEndpoint, messageId, challenge, binding)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        let update = """
+             ON CONFLICT (mechanismUUID) DO UPDATE SET
+                secret = excluded.secret, algorithm = excluded.algorithm, digits = excluded.digits, period = excluded.period,
+                counter = excluded.counter, uid = excluded.uid, resourceId = excluded.resourceId, timeAdded = excluded.timeAdded,
+                registrationEndpoint = excluded.registrationEndpoint, authenticationEndpoint = excluded.authenticationEndpoint,
+                messageId = excluded.messageId, challenge = excluded.challenge, binding = excluded.binding
+             WHERE mechanism.issuer = excluded.issuer AND mechanism.accountName = excluded.accountName AND mechanism.type = excluded.type
+            """
+        do {
+            try db.cachedStatement(sql: insertOnly ? insert : insert + update).execute(arguments: [
                 mechanism.mechanismUUID, mechanism.issuer, mechanism.accountName, mechanism.type.rawValue,
                 sealed.secret, mechanism.algorithm.rawValue, mechanism.digits, mechanism.period,
                 Int64(bitPattern: mechanism.counter), mechanism.uid, mechanism.resourceId,
                 mechanism.timeAdded.timeIntervalSinceReferenceDate, mechanism.registrationEndpoint?.absoluteString,
-                mechanism.authenticationEndpoint?.absoluteString, mechanism.messageId, sealed.challenge])
+                mechanism.authenticationEndpoint?.absoluteString, mechanism.messageId, sealed.challenge, MechanismBinding.full])
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw try clash(for: mechanism, in: db) ?? error
+        }
+        // The update's WHERE did not hold: the UUID belongs to another account or type.
+        if db.changesCount == 0 { throw StorageClientError.uuidTaken(uuid: mechanism.mechanismUUID) }
+    }
+
+    /// Which stored row `mechanism` clashes with.
+    private static func clash(for mechanism: Mechanism, in db: Database) throws -> StorageClientError? {
+        let sameType = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM mechanism WHERE issuer = ? AND accountName = ? AND type = ?)",
+                                         arguments: [mechanism.issuer, mechanism.accountName, mechanism.type.rawValue]) ?? false
+        if sameType { return .mechanismExists(issuer: mechanism.issuer, accountName: mechanism.accountName, type: mechanism.type) }
+        let taken = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM mechanism WHERE mechanismUUID = ?)",
+                                      arguments: [mechanism.mechanismUUID]) ?? false
+        return taken ? .uuidTaken(uuid: mechanism.mechanismUUID) : nil
     }
 
     private static func upsert(_ sealed: SealedNotification, in db: Database) throws {
@@ -311,13 +423,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     private func readMechanisms(_ operation: String, sql: String, arguments: StatementArguments) -> [Mechanism] {
         let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM mechanism " + sql), arguments: arguments) } } ?? []
-        var fields: [(sealed: Data, field: String)] = []
-        for row in rows {
-            let field = Self.field(mechanism: row["mechanismUUID"] as String? ?? "")
-            fields.append(((row["secret"] as Data?) ?? Data(), "\(field)/secret"))
-            if let challenge = row["challenge"] as Data? { fields.append((challenge, "\(field)/challenge")) }
-        }
-        let opened = OpenedFields(sealer, fields)
+        let opened = OpenedFields(sealer, rows.flatMap(sealedFields(of:)))
         return rows.compactMap { row in readable(operation, "mechanism \(row["mechanismUUID"] as String? ?? "?")") { try mechanism(row, opened) } }
     }
 
@@ -338,6 +444,15 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
             lockingPolicy: row["lockingPolicy"], isLocked: row["isLocked"])
     }
 
+    /// A mechanism row's sealed fields, each with the identity it must open under.
+    func sealedFields(of row: Row) -> [(sealed: Data, field: String)] {
+        var fields = [((row["secret"] as Data?) ?? Data(), MechanismBinding.secretIdentity(row))]
+        if let challenge = row["challenge"] as Data? {
+            fields.append((challenge, "\(Self.field(mechanism: row["mechanismUUID"] as String? ?? ""))/challenge"))
+        }
+        return fields
+    }
+
     private func mechanism(_ row: Row, _ opened: OpenedFields) throws -> Mechanism {
         let uuid: String = row["mechanismUUID"]
         let field = Self.field(mechanism: uuid)
@@ -347,7 +462,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         let challenge: Data? = row["challenge"]
         return Mechanism(
             mechanismUUID: uuid, issuer: row["issuer"], accountName: row["accountName"], type: type,
-            secret: try opened.text("\(field)/secret"), algorithm: algorithm,
+            secret: try opened.text(MechanismBinding.secretIdentity(row)), algorithm: algorithm,
             digits: row["digits"], period: row["period"], counter: UInt64(bitPattern: row["counter"]), uid: row["uid"],
             resourceId: row["resourceId"], timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]),
             registrationEndpoint: (row["registrationEndpoint"] as String?).flatMap(URL.init(string:)),

@@ -82,3 +82,32 @@ enum JSONOutput {
         Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }
+
+/// What a command says when stored records cannot be read, instead of acting as if they were
+/// not there.
+enum UnreadableRecords {
+    /// "N stored record(s) cannot be read: why", or `nil` when every record read so far could be.
+    static func summary(_ storage: any StorageClient, directory: URL) -> String? {
+        guard let diagnostics = storage as? any StorageClientDiagnostics, diagnostics.unreadableRecordCount > 0 else { return nil }
+        let count = diagnostics.unreadableRecordCount
+        var why = diagnostics.lastError.map { ($0 as? LocalizedError)?.errorDescription ?? "\($0)" } ?? "unknown"
+        if let sqlite = storage as? SQLiteStorageClient, sqlite.keyProblem != nil {
+            if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)) == .file,
+               let keyFile = try? FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+                   .fileURL(for: DefaultAuthenticatorStorage.keyAlias),
+               !FileManager.default.fileExists(atPath: keyFile.path) {
+                why = "the key file \(keyFile.path) is missing"
+            } else {
+                why = "the store's key cannot be used (\(why))"
+            }
+        }
+        return "\(count) stored record(s) cannot be read: \(why). They are left as they are: restore the key "
+            + "or the records (see coffer doctor)."
+    }
+
+    /// Writes the summary, if any, to standard error as a warning.
+    static func warn(_ storage: any StorageClient, directory: URL) {
+        guard let summary = summary(storage, directory: directory) else { return }
+        FileHandle.standardError.write(Data("coffer: warning: \(summary)\n".utf8))
+    }
+}

@@ -36,7 +36,9 @@ struct CodeCommand: AsyncParsableCommand {
             let (authenticator, storage) = try options.open()
             let matches = AccountQuery.entries(matching: query, authenticator, storage)
                 .filter { $0.mechanisms.contains { $0.type != .push } }
+            let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
             guard !matches.isEmpty else {
+                if let unreadable { throw CommandFailure(unreadable) }
                 throw CommandFailure(query.map { "no account with a code matches '\($0)'; see coffer list" }
                                      ?? "no accounts with codes yet; add one with coffer add")
             }
@@ -67,6 +69,7 @@ struct CodeCommand: AsyncParsableCommand {
                     }
                 }
             }
+            if let unreadable { FileHandle.standardError.write(Data("coffer: warning: \(unreadable)\n".utf8)) }
             if outputs.allSatisfy({ $0.code == nil }) { throw ExitCode.failure }
         }
     }

@@ -20,8 +20,12 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (authenticator, _) = try options.open()
+            let (authenticator, storage) = try options.open()
             let entries = authenticator.accounts()
+            if entries.isEmpty, let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
+                throw CommandFailure(unreadable)
+            }
+            UnreadableRecords.warn(storage, directory: options.data.directory)
             if showSecret {
                 FileHandle.standardError.write(Data("coffer: warning: secrets are printed below; anyone who sees them can generate your codes\n".utf8))
             }

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+
+/// What a mechanism's sealed secret is bound to in ``SQLiteStorageClient``.
+///
+/// The columns that decide which code is shown under which name (issuer, account name, type,
+/// algorithm, digits, period, counter) are plain so that lookups are indexed queries, so each
+/// is also written into the identity the secret is sealed under (``IdentityBinding``, inside
+/// the AES-GCM envelope). A column changed with `sqlite3` — Mail's issuer swapped with Bank's, a
+/// HOTP counter rolled back, fewer digits — no longer matches, and the row becomes unreadable:
+/// counted, reported, never used.
+///
+/// Rows written before this binding existed (`binding` 1) are sealed under
+/// `mechanism/<uuid>/secret` alone; the client re-seals them under the full binding the first
+/// time it opens the store with the right key.
+enum MechanismBinding {
+    /// `mechanism/<uuid>/secret`: the UUID only.
+    static let legacy = 1
+    /// `mechanism/<uuid>/secret` followed by the bound columns.
+    static let full = 2
+
+    /// The identity of `mechanism`'s secret, as it will be stored.
+    static func secretIdentity(_ mechanism: Mechanism) -> String {
+        identity(uuid: mechanism.mechanismUUID, binding: full, columns: [
+            mechanism.issuer, mechanism.accountName, mechanism.type.rawValue, mechanism.algorithm.rawValue,
+            String(mechanism.digits), String(mechanism.period), String(Int64(bitPattern: mechanism.counter)),
+        ])
+    }
+
+    /// The identity the secret of a stored row must carry, from the row's own columns.
+    static func secretIdentity(_ row: Row) -> String {
+        let uuid: String = row["mechanismUUID"] ?? ""
+        let binding: Int = row["binding"] ?? legacy
+        guard binding != legacy else { return identity(uuid: uuid, binding: legacy, columns: []) }
+        return identity(uuid: uuid, binding: binding, columns: [
+            row["issuer"] ?? "", row["accountName"] ?? "", row["type"] ?? "", row["algorithm"] ?? "",
+            String(row["digits"] as Int64? ?? -1), String(row["period"] as Int64? ?? -1), String(row["counter"] as Int64? ?? -1),
+        ])
+    }
+
+    private static func identity(uuid: String, binding: Int, columns: [String]) -> String {
+        let base = "mechanism/\(uuid)/secret"
+        guard binding != legacy else { return base }
+        // A JSON array of strings: unambiguous whatever the names contain, and the same bytes
+        // every time for the same values.
+        let encoded = (try? JSONEncoder().encode(columns)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        return base + "#v\(binding)" + encoded
+    }
+}

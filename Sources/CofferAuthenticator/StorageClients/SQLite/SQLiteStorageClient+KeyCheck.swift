@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import CofferStorage
+
+/// The store's key check, and bringing rows written before ``MechanismBinding`` under it.
+extension SQLiteStorageClient {
+    /// The field the key check is sealed under.
+    static let keyCheckField = "keyCheck"
+
+    /// `nil` when the encryptor's key opens the store's key check. A store without one gets one
+    /// now, but only after its first sealed field (if any) is shown to open with this key: a
+    /// store written under a key that is missing now must not be sealed under a new one.
+    func findKeyProblem() -> (any Error)? {
+        do {
+            if let sealed = try database.read({ try Data.fetchOne($0, sql: "SELECT sealed FROM keyCheck WHERE id = 1") }) {
+                _ = try sealer.open(sealed, for: Self.keyCheckField)
+                return nil
+            }
+            let existing = try database.read { db -> (sealed: Data, field: String)? in
+                if let row = try Row.fetchOne(db, sql: "SELECT * FROM mechanism LIMIT 1") { return sealedFields(of: row)[0] }
+                if let row = try Row.fetchOne(db, sql: "SELECT mechanismUUID, messageId, challenge FROM notification LIMIT 1") {
+                    return (row["challenge"], "notification/\(row["mechanismUUID"] as String)/\(row["messageId"] as String)/challenge")
+                }
+                return nil
+            }
+            if let existing { _ = try sealer.open(existing.sealed, for: existing.field) }
+            let sealed = try sealer.seal("Coffer key check", for: Self.keyCheckField)
+            try database.write { db in
+                try db.execute(sql: "INSERT INTO keyCheck (id, sealed) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", arguments: [sealed])
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Throws ``StorageClientError/keyUnavailable(cause:)`` while the key cannot be used,
+    /// checking again first (the key may have been restored).
+    func requireKey() throws {
+        guard keyState.withLock({ $0 }) != nil else { return }
+        let problem = findKeyProblem()
+        keyState.withLock { $0 = problem }
+        if let problem { throw StorageClientError.keyUnavailable(cause: problem) }
+        bindLegacyRows()
+    }
+
+    /// Re-seals the secrets of rows written before ``MechanismBinding`` (bound to their UUID
+    /// only) under the full binding, each by compare-and-swap on its sealed bytes. Rows that do
+    /// not open are left as they are (and counted when read).
+    func bindLegacyRows() {
+        _ = diagnostics.attempt("bind legacy rows") {
+            let rows = try database.read { try Row.fetchAll($0, sql: "SELECT * FROM mechanism WHERE binding = ?", arguments: [MechanismBinding.legacy]) }
+            guard !rows.isEmpty else { return }
+            let opened = sealer.open(rows.map { sealedFields(of: $0)[0] })
+            for (row, secret) in zip(rows, opened) {
+                guard case .success(let text) = secret, let type = MechanismType(rawValue: row["type"]),
+                      let algorithm = OathAlgorithm(rawValue: row["algorithm"]) else { continue }
+                let bound = Mechanism(
+                    mechanismUUID: row["mechanismUUID"], issuer: row["issuer"], accountName: row["accountName"], type: type,
+                    secret: text, algorithm: algorithm, digits: row["digits"], period: row["period"],
+                    counter: UInt64(bitPattern: row["counter"]))
+                let sealed = try sealer.seal(text, for: MechanismBinding.secretIdentity(bound))
+                try database.write { db in
+                    try db.execute(sql: "UPDATE mechanism SET secret = ?, binding = ? WHERE mechanismUUID = ? AND binding = ? AND secret = ?",
+                                   arguments: [sealed, MechanismBinding.full, bound.mechanismUUID, MechanismBinding.legacy, row["secret"] as Data])
+                }
+            }
+        }
+    }
+}
