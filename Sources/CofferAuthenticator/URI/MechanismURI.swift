@@ -17,7 +17,7 @@ import Foundation
 /// - Digits 6–8, period 1–86400 seconds, algorithm SHA1/SHA256/SHA384/SHA512/MD5, a counter that
 ///   fits in 64 bits, a secret that is valid base32 (OATH) or base64 (push).
 /// - Hostile input is refused: URIs over 16,384 characters, values over 2048, control characters
-///   anywhere, names over 255 characters, endpoints that are not http(s) URLs.
+///   anywhere, names over 255 bytes of UTF-8, endpoints that are not http(s) URLs.
 public enum MechanismURI {
     /// What a URI describes.
     public struct Parsed: Sendable, Equatable {
@@ -146,8 +146,10 @@ public enum MechanismURI {
         var counter: UInt64 = 0
         if type == .hotp {
             guard let raw = parameters["counter"] else { throw .missingParameter("counter") }
-            guard let value = UInt64(raw) else {
-                throw .invalidParameter(name: "counter", reason: "expected a whole number from 0 to 18446744073709551615")
+            // At most Int64.max - 1: the counter must be able to move on (it is checked, never
+            // wraps), and fit SQLite's and Java's 64-bit signed integers.
+            guard let value = UInt64(raw), value < UInt64(Int64.max) else {
+                throw .invalidParameter(name: "counter", reason: "expected a whole number from 0 to \(Int64.max - 1)")
             }
             counter = value
         }
@@ -208,8 +210,9 @@ public enum MechanismURI {
         guard !name.unicodeScalars.contains(where: isControl) else {
             throw .invalidParameter(name: parameter, reason: "it contains control characters")
         }
-        guard name.count <= maximumNameLength else {
-            throw .invalidParameter(name: parameter, reason: "it is longer than \(maximumNameLength) characters")
+        // Bytes, not characters: one character can carry thousands of combining marks.
+        guard name.utf8.count <= maximumNameLength else {
+            throw .invalidParameter(name: parameter, reason: "it is longer than \(maximumNameLength) bytes (UTF-8)")
         }
     }
 

@@ -145,11 +145,22 @@ public enum AegisVault {
     /// The most password slots tried, for the same reason (each is one scrypt derivation).
     static let maximumPasswordSlots = 8
 
+    /// The most scrypt work (N × r × p, summed over the password slots) an import may do: 16
+    /// of Aegis's own slots (2^15 × 8 × 1 each), about two seconds here. Memory alone does not
+    /// bound the time: p multiplies the work, not the memory.
+    static let maximumScryptWork = 16 << 18
+
     private static func unwrapMasterKey(slots: [Slot], password: String) throws(VaultError) -> SymmetricKey {
         let passwordSlots = slots.filter { $0.type == 1 }
         guard !passwordSlots.isEmpty else { throw .noPasswordSlot }
         guard passwordSlots.count <= maximumPasswordSlots else {
             throw .malformed("the vault has \(passwordSlots.count) password slots; at most \(maximumPasswordSlots) are tried")
+        }
+        let work = passwordSlots.reduce(0) { total, slot in
+            total + min(slot.n ?? 0, 1 << 20) * min(slot.r ?? 0, 32) * min(slot.p ?? 0, 16)
+        }
+        guard work <= maximumScryptWork else {
+            throw .malformed("the vault's password slots ask for \(work) units of scrypt work (N·r·p summed); at most \(maximumScryptWork) are done")
         }
         for slot in passwordSlots {
             guard let n = slot.n, let r = slot.r, let p = slot.p, let saltHex = slot.salt, let salt = Data(hex: saltHex),

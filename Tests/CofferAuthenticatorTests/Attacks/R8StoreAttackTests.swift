@@ -214,4 +214,33 @@ struct R8StoreAttackTests {
         #expect(throws: AuthenticatorError.self) { try AuthenticatorClient(storage: store).code(for: hotp) }
         #expect(throws: (any Error).self) { try MemoryStorageClient().advanceCounter(mechanismUUID: "none") }
     }
+
+    @Test("10, 11: a counter of 2^64-1 and a name of 4,001 bytes in one character are refused when parsed")
+    func hostileURIs() throws {
+        #expect(throws: URIParseError.self) {
+            try MechanismURI.parse("otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank&counter=18446744073709551615")
+        }
+        let heavy = "a" + String(repeating: "\u{301}", count: 2_000)
+        #expect(heavy.count == 1 && heavy.utf8.count == 4_001)
+        #expect(throws: URIParseError.self) {
+            try MechanismURI.parse("otpauth://totp/Bank:x?secret=\(secret)&issuer=" + heavy.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        }
+    }
+
+    @Test("12: a vault whose password slots ask for minutes of scrypt is refused before any is run")
+    func hostileVaultSlots() throws {
+        let slot = """
+            {"type": 1, "uuid": "u", "key": "00", "key_params": {"nonce": "00", "tag": "00"},
+             "n": 1048576, "r": 2, "p": 16, "salt": "00"}
+            """
+        let vault = """
+            {"version": 1, "header": {"slots": [\(Array(repeating: slot, count: 8).joined(separator: ","))],
+             "params": {"nonce": "00", "tag": "00"}}, "db": "AAAA"}
+            """
+        #expect {
+            try AegisVault.read(Data(vault.utf8), password: "anything")
+        } throws: { error in
+            "\(error)".contains("scrypt work")
+        }
+    }
 }

@@ -83,6 +83,7 @@ public enum FileTrust {
             guard creating else { return false }
             let parent = (path as NSString).deletingLastPathComponent
             if !parent.isEmpty, parent != path, access(parent, F_OK) != 0 { try checkDirectory(parent, creating: true) }
+            try checkParent(parent.isEmpty ? "." : parent)
             if mkdir(path, 0o700) == 0 {
                 created = true
             } else if errno != EEXIST {
@@ -102,6 +103,24 @@ public enum FileTrust {
         try check(descriptor: fd, path: path, .directory)
         trustedDirectories.withLock { _ = $0.insert(path) }
         return true
+    }
+
+    /// Checks a directory Coffer is about to create something in: it must belong to you or to
+    /// root, and where others can write to it, have the sticky bit (like `/tmp`) so they cannot
+    /// rename or replace what Coffer creates there.
+    private static func checkParent(_ path: String) throws(StorageError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd != -1 else { throw .io(operation: "open directory", path: path, code: errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .io(operation: "inspect", path: path, code: errno) }
+        let owner = UInt32(info.st_uid), mode = UInt32(info.st_mode)
+        if owner != UInt32(geteuid()), owner != 0 {
+            throw .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: "it belongs to uid \(owner), not to you (uid \(geteuid())) or root")
+        }
+        if mode & 0o022 != 0, mode & UInt32(S_ISVTX) == 0 {
+            throw .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: "group or other users can write to it")
+        }
     }
 
     /// Opens an existing file for reading without following a symbolic link and checks it;

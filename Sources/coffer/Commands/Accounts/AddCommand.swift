@@ -8,18 +8,25 @@ struct AddCommand: AsyncParsableCommand {
         commandName: "add",
         abstract: "Add an account from an otpauth://, pushauth:// or mfauth:// URI, or from its secret.",
         discussion: """
-            The URI is what an issuer's QR code contains. Put it in quotes: it has '&' in it.
+            The URI is what an issuer's QR code contains. It holds the secret, and other users \
+            can read a command's arguments (in ps or /proc), so pass it on standard input: '-' \
+            reads one URI per line. Typed in, --secret - reads the secret from standard input, \
+            and with no --secret at all you are asked for it, echo off.
 
             Examples:
-              coffer add 'otpauth://totp/Example:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=Example'
-              coffer add --issuer Example --account alice --secret JBSWY3DPEHPK3PXP
-              coffer add --type hotp --counter 0 --issuer Bank --account bob --secret GEZDGNBVGY3TQOJQ
+              printf '%s\\n' "$URI" | coffer add -
+              coffer add - < uris.txt
+              coffer add --issuer Example --account alice          # asks for the secret
+              coffer add --type hotp --counter 0 --issuer Bank --account bob --secret - < secret.txt
             """)
 
-    @Argument(help: "The URI. Omit it to type the account in with the options below.")
+    @Argument(help: ArgumentHelp("The URI, or - to read URIs from standard input, one per line. Omit it to type the account in.",
+                                 valueName: "uri|-"))
     var uri: String?
 
-    @Option(help: "The secret, in base32 (spaces and dashes are ignored).") var secret: String?
+    @Option(help: ArgumentHelp("The secret, in base32 (spaces and dashes are ignored), or - for standard input. Asked for when omitted.",
+                               valueName: "base32|-"))
+    var secret: String?
     @Option(help: "The issuer (the service).") var issuer: String?
     @Option(help: "The account name at the issuer.") var account: String?
     @Option(help: "totp or hotp.") var type: String = "totp"
@@ -33,33 +40,69 @@ struct AddCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            let uris = try resolvedURIs()
             let (authenticator, _) = try options.open()
-            let entry = try authenticator.addAccount(uri: try resolvedURI())
-            if json {
-                try JSONOutput.print(AccountSummary(entry, showSecrets: false))
-            } else {
-                print("Added \(AccountQuery.title(entry.account)) (\(entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")))")
+            var failures = 0
+            for uri in uris {
+                do {
+                    let entry = try authenticator.addAccount(uri: uri)
+                    if json {
+                        try JSONOutput.print(AccountSummary(entry, showSecrets: false))
+                    } else {
+                        print("Added \(AccountQuery.title(entry.account)) (\(entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")))")
+                    }
+                } catch {
+                    guard uris.count > 1 else { throw error }
+                    failures += 1
+                    FileHandle.standardError.write(Data("coffer: \((error as? LocalizedError)?.errorDescription ?? "\(error)")\n".utf8))
+                }
             }
+            if failures > 0 { throw CommandFailure("\(failures) of \(uris.count) URIs were not added (see above)") }
         }
     }
 
-    /// The URI given, or one built from the options (so both paths share the URI validation).
-    private func resolvedURI() throws -> String {
+    /// The URIs to add: the one given, those on standard input (`-`), or one built from the
+    /// options (so every path shares the URI validation).
+    private func resolvedURIs() throws -> [String] {
         if let uri {
             guard secret == nil, issuer == nil, account == nil else {
                 throw CommandFailure("give either a URI or --secret/--issuer/--account, not both")
             }
-            return uri
+            guard uri == "-" else { return [uri] }
+            let lines = StandardInput.lines()
+            guard !lines.isEmpty else { throw CommandFailure("no URI on standard input") }
+            return lines
         }
-        guard let secret, let issuer, let account else {
-            throw CommandFailure("give a URI, or all of --secret, --issuer and --account (see coffer add --help)")
+        guard let issuer, let account else {
+            throw CommandFailure("give a URI (or - to read it from standard input), or --issuer and --account (see coffer add --help)")
         }
         guard let mechanismType = MechanismType(rawValue: type.lowercased()), mechanismType != .push else {
             throw CommandFailure("--type must be totp or hotp")
         }
-        return MechanismURI.otpauth(
-            type: mechanismType, issuer: issuer, accountName: account, secret: secret, algorithm: algorithm,
-            digits: digits, period: period, counter: mechanismType == .hotp ? counter : nil)
+        let typedSecret: String
+        switch secret {
+        case "-"?:
+            guard let line = StandardInput.lines().first else { throw CommandFailure("no secret on standard input") }
+            typedSecret = line
+        case let given?:
+            typedSecret = given
+        case nil:
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw CommandFailure("give the secret with --secret - on standard input (there is no terminal to ask on)")
+            }
+            typedSecret = try HiddenPrompt.read("Secret (base32): ")
+        }
+        return [MechanismURI.otpauth(
+            type: mechanismType, issuer: issuer, accountName: account, secret: typedSecret, algorithm: algorithm,
+            digits: digits, period: period, counter: mechanismType == .hotp ? counter : nil)]
+    }
+}
+
+/// Standard input as lines without their line endings, blank lines left out.
+enum StandardInput {
+    static func lines() -> [String] {
+        let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }
 

@@ -104,10 +104,4 @@ enum UnreadableRecords {
         return "\(count) stored record(s) cannot be read: \(why). They are left as they are: restore the key "
             + "or the records (see coffer doctor)."
     }
-
-    /// Writes the summary, if any, to standard error as a warning.
-    static func warn(_ storage: any StorageClient, directory: URL) {
-        guard let summary = summary(storage, directory: directory) else { return }
-        FileHandle.standardError.write(Data("coffer: warning: \(summary)\n".utf8))
-    }
 }

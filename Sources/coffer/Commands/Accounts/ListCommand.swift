@@ -25,12 +25,13 @@ struct ListCommand: AsyncParsableCommand {
             if entries.isEmpty, let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
                 throw CommandFailure(unreadable)
             }
-            UnreadableRecords.warn(storage, directory: options.data.directory)
+            let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
             if showSecret {
                 FileHandle.standardError.write(Data("coffer: warning: secrets are printed below; anyone who sees them can generate your codes\n".utf8))
             }
             if json {
                 try JSONOutput.print(entries.map { AccountSummary($0, showSecrets: showSecret) })
+                if let unreadable { throw CommandFailure(unreadable) }
                 return
             }
             guard !entries.isEmpty else {
@@ -45,6 +46,8 @@ struct ListCommand: AsyncParsableCommand {
                     for mechanism in entry.mechanisms { print("    \(mechanism.type.rawValue) secret: \(mechanism.secret)") }
                 }
             }
+            // The listing is incomplete: say so, and exit 1 so scripts notice.
+            if let unreadable { throw CommandFailure(unreadable) }
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferAuthenticator
 import Foundation
+import CofferStorage
 
 /// The vault formats `coffer import` and `coffer export` speak.
 enum VaultFormat: String, ExpressibleByArgument, CaseIterable {
@@ -13,38 +14,36 @@ struct PasswordOptions: ParsableArguments {
     @Option(name: .customLong("password-file"), help: ArgumentHelp("Read the vault password from this file (first line).", valueName: "path"))
     var passwordFile: String?
 
+    /// The password, from `--password-file`, `COFFER_PASSWORD` or a prompt. `confirm` (for a
+    /// new vault) asks twice and warns about a short password.
     func password(prompt: String, confirm: Bool) throws -> String {
+        let password = try read(prompt: prompt, confirm: confirm)
+        // An empty password would "encrypt" a vault that anyone can open.
+        guard !password.isEmpty else { throw CommandFailure("the password is empty; nothing was written") }
+        if confirm, password.count < 8 {
+            FileHandle.standardError.write(Data("coffer: warning: the password is shorter than 8 characters; the vault is easy to guess open\n".utf8))
+        }
+        return password
+    }
+
+    private func read(prompt: String, confirm: Bool) throws -> String {
         if let passwordFile {
             guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
                 throw CommandFailure("cannot read the password file \(passwordFile)")
             }
-            return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+            // The first line, without its line ending: Swift reads \r\n as one Character, so
+            // splitting on "\n" would keep it whole; split on any line break.
+            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
         }
         if let variable = ProcessInfo.processInfo.environment["COFFER_PASSWORD"] { return variable }
         guard isatty(STDIN_FILENO) == 1 else {
             throw CommandFailure("a password is needed: give --password-file or set COFFER_PASSWORD (there is no terminal to ask on)")
         }
-        let first = try Self.prompt(prompt)
+        let first = try HiddenPrompt.read(prompt)
         if confirm {
-            guard try Self.prompt("Repeat the password: ") == first else { throw CommandFailure("the passwords differ; nothing was written") }
+            guard try HiddenPrompt.read("Repeat the password: ") == first else { throw CommandFailure("the passwords differ; nothing was written") }
         }
         return first
-    }
-
-    /// Reads a line from the terminal with echo off.
-    private static func prompt(_ text: String) throws -> String {
-        FileHandle.standardError.write(Data(text.utf8))
-        var original = termios()
-        tcgetattr(STDIN_FILENO, &original)
-        var silent = original
-        silent.c_lflag &= ~tcflag_t(ECHO)
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
-        defer {
-            tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
-            FileHandle.standardError.write(Data("\n".utf8))
-        }
-        guard let line = readLine(strippingNewline: true) else { throw CommandFailure("no password was entered") }
-        return line
     }
 }
 
@@ -95,7 +94,8 @@ struct ExportCommand: AsyncParsableCommand {
         commandName: "export",
         abstract: "Export the HOTP and TOTP accounts to an Aegis vault.",
         discussion: """
-            Without --encrypt the file holds the secrets in the clear (it is still created 0600). \
+            Without --encrypt the file holds the secrets in the clear (it is still created 0600, \
+            atomically: no other user can open it while it is written). \
             With --encrypt it is sealed with your password (scrypt N=2^15, r=8, p=1; AES-256-GCM), \
             as Aegis does. Push mechanisms have no Aegis form and are listed.
 
@@ -104,7 +104,11 @@ struct ExportCommand: AsyncParsableCommand {
               COFFER_PASSWORD=... coffer export backup.json --format aegis --encrypt
             """)
 
-    @Argument(help: "The file to write (replaced if it exists).") var file: String
+    @Argument(help: ArgumentHelp(
+        "The file to write (replaced if it exists), or - for standard output.",
+        discussion: "Written 0600 from the first byte. A symbolic link or anything but a regular file you own is refused.",
+        valueName: "file"))
+    var file: String
     @Option(help: "The vault format.") var format: VaultFormat = .aegis
     @Flag(help: "Encrypt the vault with a password.") var encrypt = false
     @OptionGroup var password: PasswordOptions
@@ -119,16 +123,15 @@ struct ExportCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("coffer: warning: the vault is not encrypted; its secrets are readable by anyone who gets the file\n".utf8))
             }
             let data = try AegisVault.write(entries, password: secret)
-            let temporary = file + ".coffer-tmp"
-            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                throw CommandFailure("cannot write \(file)")
+            // The report goes to stderr when the vault itself goes to stdout.
+            let report = file == "-" ? FileHandle.standardError : FileHandle.standardOutput
+            if file == "-" {
+                FileHandle.standardOutput.write(data)
+            } else {
+                try PrivateFile.write(data, to: file)
             }
-            guard rename(temporary, file) == 0 else {
-                unlink(temporary)
-                throw CommandFailure("cannot write \(file): \(String(cString: strerror(errno)))")
-            }
-            print("Exported \(entries.count) account(s) to \(file)\(encrypt ? " (encrypted)" : "").")
-            for title in notExported { print("  not exported (no Aegis form): \(title)") }
+            report.write(Data("Exported \(entries.count) account(s) to \(file == "-" ? "standard output" : file)\(encrypt ? " (encrypted)" : "").\n".utf8))
+            for title in notExported { report.write(Data("  not exported (no Aegis form): \(title)\n".utf8)) }
         }
     }
 }

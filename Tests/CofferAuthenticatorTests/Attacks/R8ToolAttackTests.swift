@@ -1,0 +1,189 @@
+import CofferAuthenticator
+import CofferStorage
+import Foundation
+import TestSupport
+import Testing
+
+/// R8 against the `coffer` tool, run as processes: concurrent processes (items 3, 4), another
+/// local user's directory (5), exports (7), key loss (2), secrets and passwords (13, 14).
+@Suite("R8 attacks on the coffer tool")
+struct R8ToolAttackTests {
+    static let codesPerProcess = Int(ProcessInfo.processInfo.environment["COFFER_R8_CODES"] ?? "") ?? 10
+    let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+
+    @discardableResult
+    func coffer(_ home: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> CofferProcess.Result {
+        try await CofferProcess.run(
+            executable: try CofferProcess.executable, arguments, input: input,
+            environment: ["COFFER_HOME": home.path].merging(environment) { $1 },
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"] + (environment["COFFER_PASSWORD"] == nil ? ["COFFER_PASSWORD"] : []))
+    }
+
+    @Test("3: four processes adding the same account at once: exactly one succeeds, the others say it exists")
+    func concurrentAdds() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["list"])  // the store and its key exist before the race
+        for round in 0..<3 {
+            let uri = "otpauth://totp/Race\(round):alice?secret=\(secret)&issuer=Race\(round)"
+            let results = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
+                for _ in 0..<4 { group.addTask { try await coffer(directory.url, ["add", "-"], input: uri + "\n") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.filter { $0.status == 0 }.count == 1, "\(results.map(\.stderr))")
+            #expect(results.filter { $0.status != 0 }.allSatisfy { $0.stderr.contains("already has") })
+        }
+    }
+
+    @Test("4: N processes × M HOTP codes: N·M distinct codes, the counter at N·M")
+    func concurrentHOTP() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let added = try await coffer(directory.url, ["add", "-"], input: "otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank&counter=0\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        let perProcess = Self.codesPerProcess
+        let codes = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var mine: [String] = []
+                    for _ in 0..<perProcess { mine.append(try await coffer(directory.url, ["code", "bank"]).stdout) }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let expected = try Set((0..<UInt64(4 * perProcess)).map {
+            "Bank: bob  " + (try OathGenerator.hotp(secret: Base32.decode(secret), counter: $0)) + "\n"
+        })
+        #expect(codes.count == 4 * perProcess)
+        #expect(Set(codes).count == codes.count, "no code twice")
+        #expect(Set(codes) == expected, "exactly the codes for counters 0..<\(4 * perProcess)")
+        let list = try await coffer(directory.url, ["list", "--json"])
+        #expect(list.stdout.contains("\"counter\" : \(4 * perProcess)"))
+        ReliabilityReport.record("R8", "4 processes issuing HOTP codes from one store at once", tried: "4 × \(perProcess) codes",
+                                 outcome: "\(Set(codes).count) distinct of \(codes.count), counter at \(4 * perProcess)")
+    }
+
+    @Test("2: with the key file missing, list and code say how many records cannot be read and why")
+    func keyMissingIsReported() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:alice?secret=\(secret)&issuer=Bank\n")
+        try FileManager.default.moveItem(at: directory.appending("keys"), to: directory.appending("keys.away"))
+        for command in [["list"], ["code"], ["code", "bank"]] {
+            let result = try await coffer(directory.url, command)
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr.contains("1 stored record(s) cannot be read: the key file"), "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("is missing"))
+            #expect(!result.stdout.contains("No accounts yet"))
+        }
+        let added = try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Mail:alice?secret=\(secret)&issuer=Mail\n")
+        #expect(added.status == 1, "nothing new is sealed under a second key")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("keys/org.coffer.authenticator.key").path))
+    }
+
+    @Test("5: a data directory another user planted (0777, a key file they know, an empty 0666 database) is refused",
+          .enabled(if: SecondUser.available, Comment(rawValue: SecondUser.skipReason ?? "")))
+    func hostileDirectory() async throws {
+        let planted = try await SecondUser.plantDirectory()
+        defer { try? FileManager.default.removeItem(at: planted) }
+        let setUp = try await SecondUser.run("""
+            cd '\(planted.path)' && mkdir -m 777 keys && echo file > authenticator.keystore && : > authenticator.sqlite \
+            && chmod 666 authenticator.sqlite authenticator.keystore \
+            && printf '{"format":1,"primary":1,"keys":[{"id":1,"material":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}]}' > keys/org.coffer.authenticator.key \
+            && chmod 644 keys/org.coffer.authenticator.key
+            """)
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+        let before = try FileManager.default.contentsOfDirectory(atPath: planted.path).sorted()
+        for command in [["list"], ["add", "-"]] {
+            let result = try await coffer(planted, command, input: "otpauth://totp/Bank:alice?secret=\(secret)&issuer=Bank\n")
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("Coffer will not use \(planted.path)"), "\(result.stderr)")
+            #expect(result.stderr.contains("owner uid \(SecondUser.identity!.uid)") && result.stderr.contains("mode 777"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: planted.path).sorted() == before, "nothing written there")
+        #expect(try Data(contentsOf: planted.appendingPathComponent("authenticator.sqlite")).isEmpty)
+    }
+
+    @Test("5: a directory of your own that others can write to, and a key file others can read, are refused")
+    func permissiveOwnFiles() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:alice?secret=\(secret)&issuer=Bank\n")
+        let key = directory.appending("keys/org.coffer.authenticator.key")
+        chmod(key.path, 0o644)
+        let readable = try await coffer(directory.url, ["code", "bank"])
+        #expect(readable.status == 1)
+        #expect(readable.stderr.contains("\(key.path)") && readable.stderr.contains("mode 644") && readable.stderr.contains("chmod 600"))
+        chmod(key.path, 0o600)
+        chmod(directory.url.path, 0o777)
+        let open = try await coffer(directory.url, ["code", "bank"])
+        #expect(open.status == 1)
+        #expect(open.stderr.contains("group or other users can write to it"), "\(open.stderr)")
+        chmod(directory.url.path, 0o700)
+        #expect(try await coffer(directory.url, ["code", "bank"]).status == 0)
+    }
+
+    @Test("7: export writes 0600 from the first byte; a symbolic link or a device is refused; - is standard output",
+          .enabled(if: SecondUser.available, Comment(rawValue: SecondUser.skipReason ?? "")))
+    func exports() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:alice?secret=\(secret)&issuer=Bank\n")
+        let out = TemporaryDirectory()
+        defer { out.remove() }
+        chmod(out.url.path, 0o755)  // others may look, as in a home directory
+        // Another user polls the directory for readable files while exports run.
+        let attacker = Task {
+            try await SecondUser.run("end=$(($(date +%s)+4)); n=0; while [ $(date +%s) -lt $end ]; do for f in '\(out.url.path)'/* '\(out.url.path)'/.*.tmp; do grep -l \(secret) \"$f\" 2>/dev/null && n=$((n+1)); done; done; echo \"read=$n\"")
+        }
+        for index in 0..<20 {
+            let result = try await coffer(directory.url, ["export", out.appending("vault-\(index).json").path, "--format", "aegis"], environment: ["COFFER_LOG_LEVEL": "error"])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let polled = try await attacker.value
+        #expect(polled.stdout.contains("read=0"), "another user read an export: \(polled.stdout)")
+        #expect(try permissions(of: out.appending("vault-0.json")) == 0o600)
+
+        let target = out.appending("kept.txt")
+        try Data("keep".utf8).write(to: target)
+        try FileManager.default.createSymbolicLink(at: out.appending("link.json"), withDestinationURL: target)
+        let link = try await coffer(directory.url, ["export", out.appending("link.json").path, "--format", "aegis"])
+        #expect(link.status == 1 && link.stderr.contains("symbolic link"))
+        #expect(try String(contentsOf: target, encoding: .utf8) == "keep")
+        let device = try await coffer(directory.url, ["export", "/dev/null", "--format", "aegis"])
+        #expect(device.status == 1 && device.stderr.contains("not a regular file"))
+        let standardOutput = try await coffer(directory.url, ["export", "-", "--format", "aegis"])
+        #expect(standardOutput.status == 0)
+        #expect(standardOutput.stdout.contains("\"entries\"") && standardOutput.stderr.contains("standard output"))
+    }
+
+    @Test("13, 14: secrets from standard input, never argv; empty passwords refused; \\r\\n stripped from password files")
+    func secretsAndPasswords() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let two = "otpauth://totp/A:x?secret=\(secret)&issuer=A\r\notpauth://totp/B:y?secret=\(secret)&issuer=B\n"
+        let added = try await coffer(directory.url, ["add", "-"], input: two)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout == "Added A: x (TOTP)\nAdded B: y (TOTP)\n")
+        let typed = try await coffer(directory.url, ["add", "--issuer", "C", "--account", "z", "--secret", "-"], input: secret + "\n")
+        #expect(typed.status == 0, "\(typed.stderr)")
+        let noTerminal = try await coffer(directory.url, ["add", "--issuer", "D", "--account", "w"])
+        #expect(noTerminal.status == 1 && noTerminal.stderr.contains("--secret -"))
+
+        let vault = directory.appending("vault.json").path
+        let empty = try await coffer(directory.url, ["export", vault, "--format", "aegis", "--encrypt"], environment: ["COFFER_PASSWORD": ""])
+        #expect(empty.status == 1 && empty.stderr.contains("empty"))
+        #expect(!FileManager.default.fileExists(atPath: vault))
+        let passwordFile = directory.appending("password")
+        try Data("hunter22\r\n".utf8).write(to: passwordFile)
+        let exported = try await coffer(directory.url, ["export", vault, "--format", "aegis", "--encrypt", "--password-file", passwordFile.path])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let imported = try await coffer(other.url, ["import", vault, "--format", "aegis"], environment: ["COFFER_PASSWORD": "hunter22"])
+        #expect(imported.status == 0, "the password was hunter22, not hunter22\\r: \(imported.stderr)")
+        let short = try await coffer(directory.url, ["export", vault, "--format", "aegis", "--encrypt"], environment: ["COFFER_PASSWORD": "short"])
+        #expect(short.stderr.contains("shorter than 8 characters"))
+    }
+}
