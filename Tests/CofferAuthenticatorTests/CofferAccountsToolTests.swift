@@ -139,24 +139,28 @@ struct CofferDoctorTests {
         #expect(result.stdout.contains("note  keyring: The OS keyring (Secret Service) cannot be used: there is no D-Bus session bus"))
         #expect(result.stdout.contains("ok    database: ") && result.stdout.contains("passes PRAGMA integrity_check"))
         #expect(result.stdout.contains("ok    accounts: 1 account(s)"))
-        #expect(result.stdout.contains("ok    key store: a 0600 file"))
-        #expect(result.stdout.contains("ok    data directory: ") && result.stdout.contains("(mode 700)"), "coffer made it 0700")
+        #expect(result.stdout.contains("ok    key file: ") && result.stdout.contains("org.coffer.authenticator.key (owner uid \(geteuid()), mode 600)"))
+        #expect(result.stdout.contains("ok    data directory: ") && result.stdout.contains("mode 700)"), "coffer made it 0700")
     }
 
-    @Test("a data directory others can read, and secrets the recorded key cannot open, fail")
+    @Test("a data directory others can write to, and secrets the recorded key cannot open, fail")
     func failures() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         try await add(directory)
         let home = directory.appending("home")
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: home.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o775], ofItemAtPath: home.path)
+        let open = try await doctor(directory)
+        #expect(open.status == 1)
+        #expect(open.stdout.contains("FAIL  data directory: ") && open.stdout.contains("mode 775") && open.stdout.contains("chmod go-w"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: home.path)
         // Another key under the same alias: the stored secret no longer opens.
         try FileManager.default.removeItem(at: home.appendingPathComponent("keys"))
         try await FileKeyStore(directory: home.appendingPathComponent("keys")).createKey(for: DefaultAuthenticatorStorage.keyAlias)
         let result = try await doctor(directory)
         #expect(result.status == 1)
-        #expect(result.stdout.contains("FAIL  data directory: ") && result.stdout.contains("chmod 700"))
         #expect(result.stdout.contains("FAIL  accounts: 1 account(s), 1 mechanism(s) cannot be decrypted"))
+        #expect(result.stdout.contains("FAIL  key check: the key does not open this store"))
     }
 
     @Test("with the test keyring, doctor sees it", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",

@@ -39,25 +39,35 @@ struct DoctorCommand: AsyncParsableCommand {
             }
         }
 
-        // The data directory.
+        // Every path Coffer uses here, with its real owner and mode, checked as Coffer checks it
+        // before use (FileTrust).
         let directory = data.directory
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            let mode = ((try? FileManager.default.attributesOfItem(atPath: directory.path))?[.posixPermissions] as? NSNumber)?.intValue ?? 0
-            if mode & 0o077 != 0 {
-                report(.fail, "data directory", "\(directory.path) is mode \(String(mode & 0o777, radix: 8)); others can read it. Run: chmod 700 '\(directory.path)'")
-            } else {
-                report(.ok, "data directory", "\(directory.path) (mode \(String(mode & 0o777, radix: 8)))")
+        func inspect(_ check: String, _ url: URL, _ requirement: FileTrust.Requirement) {
+            var info = stat()
+            guard lstat(url.path, &info) == 0 else {
+                report(.note, check, "\(url.path) does not exist yet; Coffer creates it when it is needed")
+                return
             }
-        } else {
-            report(.note, "data directory", "\(directory.path) does not exist yet; the first coffer add creates it")
+            let described = "\(url.path) (owner uid \(info.st_uid), mode \(String(UInt32(info.st_mode) & 0o7777, radix: 8)))"
+            do {
+                if requirement == .directory { try FileTrust.checkExistingDirectory(url.path) } else { try FileTrust.checkExistingFile(url.path, requirement) }
+                report(.ok, check, described)
+            } catch {
+                report(.fail, check, error.localizedDescription)
+            }
         }
+        inspect("data directory", directory, .directory)
+        inspect("key store record", directory.appendingPathComponent(DefaultAuthenticatorStorage.keyStoreRecord), .file)
+        inspect("database file", DefaultAuthenticatorStorage.databaseURL(in: directory), .file)
 
-        // The key store and the database.
+        // The key store.
         do {
             switch try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory) {
             case .secretService?: report(.ok, "key store", "the OS keyring (recorded in authenticator.keystore)")
-            case .file?: report(.ok, "key store", "a 0600 file in \(directory.appendingPathComponent("keys").path)")
+            case .file?:
+                let keys = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+                inspect("key directory", keys.directory, .directory)
+                inspect("key file", try keys.fileURL(for: DefaultAuthenticatorStorage.keyAlias), .privateFile)
             case nil: report(.note, "key store", "not chosen yet: the keyring when usable at the first coffer add, else a key file")
             }
         } catch {
@@ -78,6 +88,9 @@ struct DoctorCommand: AsyncParsableCommand {
                 let unreadable = client.unreadableRecordCount
                 report(unreadable == 0 ? .ok : .fail, "accounts",
                        "\(accounts.count) account(s)" + (unreadable == 0 ? "" : ", \(unreadable) mechanism(s) cannot be decrypted with the recorded key"))
+                if let problem = client.keyProblem {
+                    report(.fail, "key check", "the key does not open this store, so nothing new is sealed: \((problem as? LocalizedError)?.errorDescription ?? "\(problem)")")
+                }
             } catch {
                 report(.fail, "database", error.localizedDescription)
             }

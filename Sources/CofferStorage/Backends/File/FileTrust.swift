@@ -69,7 +69,7 @@ public enum FileTrust {
 
     /// Checks the directory at `path` when it exists; `false` when it does not.
     @discardableResult
-    static func checkExistingDirectory(_ path: String) throws(StorageError) -> Bool {
+    public static func checkExistingDirectory(_ path: String) throws(StorageError) -> Bool {
         try checkDirectory(path, creating: false)
     }
 
