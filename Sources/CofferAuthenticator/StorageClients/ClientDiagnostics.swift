@@ -24,15 +24,7 @@ final class ClientDiagnostics: Sendable {
 
     /// Runs `body`; on failure records and logs the error and returns `nil`.
     func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
-        do {
-            let result = try body()
-            logger.trace("\(operation) done", metadata: ["store": "\(store)"])
-            return result
-        } catch {
-            state.withLock { $0.last = error }
-            logger.error("\(operation) failed", metadata: ["error": "\(error)", "store": "\(store)"])
-            return nil
-        }
+        try? attemptThrowing(operation, body)
     }
 
     /// Runs `body`; on failure records and logs the error and throws it on.
