@@ -64,6 +64,84 @@ struct R8ToolAttackTests {
                                  outcome: "\(Set(codes).count) distinct of \(codes.count), counter at \(4 * perProcess)")
     }
 
+    @Test("4: the keyring client too: N processes × M HOTP codes give N·M distinct codes",
+          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
+                   "needs the throwaway gnome-keyring that scripts/test starts"))
+    func concurrentKeyringHOTP() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        // The keyring is shared by the whole suite: an issuer no other test uses.
+        let issuer = "Race\(UUID().uuidString.prefix(8))"
+        func keyring(_ arguments: [String], input: String? = nil) async throws -> CofferProcess.Result {
+            try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input,
+                                        environment: ["COFFER_HOME": directory.url.path, "COFFER_BACKEND": "keychain"],
+                                        removing: ["COFFER_PASSWORD"])
+        }
+        let added = try await keyring(["add", "-"], input: "otpauth://hotp/\(issuer):bob?secret=\(secret)&issuer=\(issuer)&counter=0\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        let perProcess = max(2, Self.codesPerProcess / 2)
+        let codes = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var mine: [String] = []
+                    for _ in 0..<perProcess {
+                        let result = try await keyring(["code", issuer])
+                        #expect(result.status == 0, "\(result.stderr)")
+                        mine.append(result.stdout)
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let expected = try Set((0..<UInt64(4 * perProcess)).map {
+            "\(issuer): bob  " + (try OathGenerator.hotp(secret: Base32.decode(secret), counter: $0)) + "\n"
+        })
+        #expect(Set(codes).count == codes.count, "no code twice: \(codes)")
+        #expect(Set(codes) == expected, "exactly the codes for counters 0..<\(4 * perProcess)")
+        #expect(try await keyring(["list", "--json"]).stdout.contains("\"counter\" : \(4 * perProcess)"))
+        #expect(try await keyring(["remove", issuer, "--yes"]).status == 0)
+        ReliabilityReport.record("R8", "4 processes issuing HOTP codes from one keyring account at once", tried: "4 × \(perProcess) codes",
+                                 outcome: "\(Set(codes).count) distinct of \(codes.count)")
+    }
+
+    @Test("14: Ctrl-C or SIGTERM at the password prompt puts the terminal back with echo on",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) from util-linux for a pseudo-terminal"))
+    func interruptedPrompt() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:alice?secret=\(secret)&issuer=Bank\n")
+        let vault = directory.appending("vault.json").path
+        let exported = try await coffer(directory.url, ["export", vault, "--encrypt"], environment: ["COFFER_PASSWORD": "correct horse"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let coffer = try CofferProcess.executable.path
+        // Inside script(1)'s pseudo-terminal, bash runs coffer at its prompt, then records the
+        // terminal's settings: once after Ctrl-C typed at the terminal (the line discipline
+        // sends SIGINT to the foreground group; bash's trap runs after coffer has died of it),
+        // once after `kill -TERM`.
+        let settings = [directory.appending("after-int").path, directory.appending("after-term").path]
+        let inner = """
+            trap 'stty -a > \(settings[0])' INT
+            '\(coffer)' import '\(vault)'
+            trap - INT
+            '\(coffer)' import '\(vault)' < /dev/tty & pid=$!
+            sleep 1.5; kill -TERM $pid; wait $pid; stty -a > \(settings[1])
+            """
+        let script = directory.appending("inner.sh")
+        try Data(inner.utf8).write(to: script)
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "(sleep 1.5; printf '\\003'; sleep 3) | script -qec \"bash $0\" /dev/null", script.path],
+            environment: ["COFFER_HOME": directory.url.path],
+            removing: ["COFFER_PASSWORD", "DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"], deadline: .seconds(30))
+        #expect(result.stdout.components(separatedBy: "Vault password:").count == 3, "both runs reached the prompt: \(result.stdout)")
+        for path in settings {
+            let stty = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(stty.contains(" echo "), "echo is back on after \(path): \(stty)")
+            #expect(!stty.contains("-echo "))
+        }
+    }
+
     @Test("2: with the key file missing, list and code say how many records cannot be read and why")
     func keyMissingIsReported() async throws {
         let directory = TemporaryDirectory()
