@@ -234,6 +234,12 @@ struct R8ToolAttackTests {
         #expect(try String(contentsOf: target, encoding: .utf8) == "keep")
         let device = try await coffer(directory.url, ["export", "/dev/null", "--format", "aegis"])
         #expect(device.status == 1 && device.stderr.contains("not a regular file"))
+        let shared = out.appending("shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: false)
+        chmod(shared.path, 0o777)  // no sticky bit: another user could swap the export for their own file
+        let unsafe = try await coffer(directory.url, ["export", shared.appendingPathComponent("v.json").path, "--format", "aegis"])
+        #expect(unsafe.status == 1 && unsafe.stderr.contains("no sticky bit"), "\(unsafe.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: shared.path).isEmpty)
         let standardOutput = try await coffer(directory.url, ["export", "-", "--format", "aegis"])
         #expect(standardOutput.status == 0)
         #expect(standardOutput.stdout.contains("\"entries\"") && standardOutput.stderr.contains("standard output"))

@@ -43,8 +43,9 @@ public enum FileTrust {
         try check(info, path: path, requirement)
     }
 
-    /// Checks `info` (from `fstat` on an open descriptor of `path`) against `requirement`.
-    static func check(_ info: stat, path: String, _ requirement: Requirement) throws(StorageError) {
+    /// Checks `info` (from `fstat` on an open descriptor of `path`) against `requirement`;
+    /// with `checkingMode` false, only its type and owner.
+    static func check(_ info: stat, path: String, _ requirement: Requirement, checkingMode: Bool = true) throws(StorageError) {
         let owner = UInt32(info.st_uid), mode = UInt32(info.st_mode)
         let type = mode & UInt32(S_IFMT)
         func refuse(_ reason: String) -> StorageError { .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: reason) }
@@ -56,6 +57,7 @@ public enum FileTrust {
         }
         let me = UInt32(geteuid())
         guard owner == me else { throw refuse("it belongs to uid \(owner), not to you (uid \(me))") }
+        guard checkingMode else { return }
         if mode & 0o022 != 0 { throw refuse("group or other users can write to it") }
         if requirement == .privateFile, mode & 0o044 != 0 { throw refuse("group or other users can read the key material in it") }
     }
@@ -83,7 +85,7 @@ public enum FileTrust {
             guard creating else { return false }
             let parent = (path as NSString).deletingLastPathComponent
             if !parent.isEmpty, parent != path, access(parent, F_OK) != 0 { try checkDirectory(parent, creating: true) }
-            try checkParent(parent.isEmpty ? "." : parent)
+            try checkCreatingIn(parent.isEmpty ? "." : parent)
             if mkdir(path, 0o700) == 0 {
                 created = true
             } else if errno != EEXIST {
@@ -108,7 +110,7 @@ public enum FileTrust {
     /// Checks a directory Coffer is about to create something in: it must belong to you or to
     /// root, and where others can write to it, have the sticky bit (like `/tmp`) so they cannot
     /// rename or replace what Coffer creates there.
-    private static func checkParent(_ path: String) throws(StorageError) {
+    static func checkCreatingIn(_ path: String) throws(StorageError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd != -1 else { throw .io(operation: "open directory", path: path, code: errno) }
         defer { close(fd) }
@@ -119,7 +121,8 @@ public enum FileTrust {
             throw .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: "it belongs to uid \(owner), not to you (uid \(geteuid())) or root")
         }
         if mode & 0o022 != 0, mode & UInt32(S_ISVTX) == 0 {
-            throw .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: "group or other users can write to it")
+            throw .untrusted(path: path, owner: owner, mode: mode & 0o7777,
+                             reason: "group or other users can write to it and it has no sticky bit, so they could replace what is created there")
         }
     }
 
@@ -171,6 +174,17 @@ public enum FileTrust {
     /// Checks the file at `path`, when there is one, without following a symbolic link.
     public static func checkExistingFile(_ path: String, _ requirement: Requirement) throws(StorageError) {
         if let fd = try openForReading(path, requirement) { close(fd) }
+    }
+
+    /// Checks a file Coffer is about to replace by renaming a new one over it, when there is
+    /// one: not a symbolic link, a regular file, yours (its mode does not matter: the new file
+    /// is 0600). Checked with `lstat`, as the file is never opened; the rename replaces the
+    /// directory entry itself, so a link swapped in afterwards is replaced, not followed.
+    static func checkReplaceable(_ path: String) throws(StorageError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFLNK) { throw untrustedLink(path) }
+        try check(info, path: path, .file, checkingMode: false)
     }
 
     /// The error for a symbolic link found where Coffer expects a file of its own.

@@ -14,8 +14,9 @@ import Foundation
 /// `O_CREAT | O_EXCL | O_NOFOLLOW` 0600 under a random name, so no other user can open it while
 /// it is written; it is `fsync`ed and renamed over the target, and the directory is `fsync`ed.
 /// A target that is a symbolic link, or exists and is not a regular file you own (a device
-/// such as `/dev/stdout`, a FIFO), is refused, as is a directory others can write to without
-/// the sticky bit (where another user could swap the file after it is written).
+/// such as `/dev/stdout`, a FIFO), is refused, as is a directory that belongs to another user
+/// (not root) or that others can write to without the sticky bit (where another user could swap
+/// the file after it is written).
 public enum PrivateFile {
     /// Replaces the file at `path` with `data`.
     ///
@@ -25,26 +26,8 @@ public enum PrivateFile {
     public static func write(_ data: Data, to path: String) throws(StorageError) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        var info = stat()
-        if lstat(path, &info) == 0 {
-            let type = UInt32(info.st_mode) & UInt32(S_IFMT)
-            let owner = UInt32(info.st_uid), mode = UInt32(info.st_mode) & 0o7777
-            if type == UInt32(S_IFLNK) { throw FileTrust.untrustedLink(path) }
-            guard type == UInt32(S_IFREG) else { throw .untrusted(path: path, owner: owner, mode: mode, reason: "it is not a regular file") }
-            guard owner == UInt32(geteuid()) else {
-                throw .untrusted(path: path, owner: owner, mode: mode, reason: "it belongs to uid \(owner), not to you (uid \(geteuid()))")
-            }
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD != -1 else { throw .io(operation: "open directory", path: directory, code: errno) }
-        defer { close(directoryFD) }
-        var directoryInfo = stat()
-        guard fstat(directoryFD, &directoryInfo) == 0 else { throw .io(operation: "inspect", path: directory, code: errno) }
-        let directoryMode = UInt32(directoryInfo.st_mode)
-        if directoryMode & 0o022 != 0, directoryMode & UInt32(S_ISVTX) == 0 {
-            throw .untrusted(path: directory, owner: UInt32(directoryInfo.st_uid), mode: directoryMode & 0o7777,
-                             reason: "other users can write to it, and it has no sticky bit, so they could replace the file")
-        }
+        try FileTrust.checkReplaceable(path)
+        try FileTrust.checkCreatingIn(directory)
 
         let temporary = directory + "/." + url.lastPathComponent + "." + UUID().uuidString.prefix(12) + ".tmp"
         let fd = try POSIX.createExclusively(temporary)
