@@ -44,7 +44,7 @@ extension StorageError: LocalizedError {
                 + "Restore the right file or delete this one."
         case let .decryptionFailed(location, cause):
             var reason = cause
-            if case .failedToDecrypt(let inner)? = cause as? EncryptorError { reason = inner }
+            if case .failedToDecrypt(let inner?)? = cause as? EncryptorError { reason = inner }
             let detail = (reason as? LocalizedError)?.errorDescription ?? String(describing: reason)
             return "Could not decrypt \(location): \(detail). It was left untouched: restore the file or the key "
                 + "it was sealed with (for example after moving it from another machine), or delete it."
@@ -64,4 +64,8 @@ extension StorageError: LocalizedError {
 
 extension StorageError: CustomStringConvertible {
     public var description: String { errorDescription ?? "StorageError" }
+
+    /// The message a person reads (the same as `errorDescription`), under the name Ping's SDK
+    /// gives it.
+    public var errorMessage: String { description }
 }

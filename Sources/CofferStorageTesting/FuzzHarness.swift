@@ -39,10 +39,7 @@ public enum FuzzHarness {
     /// The `otpauth://` URI Coffer builds for an accepted mechanism (as vault import and typed-in
     /// accounts do) must parse back to the same account and settings.
     private static func rebuilds(_ mechanism: Mechanism, from text: String) throws(FuzzFinding) {
-        let rebuilt = MechanismURI.otpauth(
-            type: mechanism.type, issuer: mechanism.issuer, accountName: mechanism.accountName, secret: mechanism.secret,
-            algorithm: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits, period: mechanism.period,
-            counter: mechanism.type == .hotp ? mechanism.counter : nil)
+        let rebuilt = MechanismURI.otpauth(mechanism)
         let again: Mechanism
         do {
             guard let first = try MechanismURI.parse(rebuilt).mechanisms.first else { throw FuzzFinding("rebuilt URI has no mechanism") }
@@ -54,7 +51,8 @@ public enum FuzzHarness {
         }
         guard again.issuer == mechanism.issuer, again.accountName == mechanism.accountName, again.secret == mechanism.secret,
               again.type == mechanism.type, again.algorithm == mechanism.algorithm, again.digits == mechanism.digits,
-              again.period == mechanism.period, again.counter == mechanism.counter else {
+              again.period == mechanism.period, again.counter == mechanism.counter, again.uid == mechanism.uid,
+              again.resourceId == mechanism.resourceId else {
             throw FuzzFinding("the rebuilt URI describes another mechanism: \(text) -> \(rebuilt)")
         }
     }

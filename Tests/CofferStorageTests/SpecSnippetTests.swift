@@ -49,6 +49,18 @@ struct MyEncryptor: Encryptor {
     }
 }
 
+// MARK: Ping's custom-encryptor examples: bare error cases, and `errorMessage`
+
+struct RefusingEncryptor: Encryptor {
+    func encrypt(data: Data) async throws -> Data {
+        throw EncryptorError.failedToEncrypt
+    }
+
+    func decrypt(data: Data) async throws -> Data {
+        throw EncryptorError.failedToDecrypt
+    }
+}
+
 @Suite("The spec's Swift snippets")
 struct SpecSnippetTests {
     @Test("custom storage and its StorageDelegate subclass work and conform")
@@ -66,6 +78,33 @@ struct SpecSnippetTests {
         let sealed = try await encryptor.encrypt(data: Data("abc".utf8))
         #expect(sealed == Data("cba".utf8))
         #expect(try await encryptor.decrypt(data: sealed) == Data("abc".utf8))
+    }
+
+    @Test("Ping's encryptor style compiles: bare failedToEncrypt/failedToDecrypt, caught either way, with an errorMessage")
+    func pingErrorStyle() async throws {
+        do {
+            _ = try await RefusingEncryptor().decrypt(data: Data("x".utf8))
+            Issue.record("decrypt did not throw")
+        } catch EncryptorError.failedToDecrypt {
+            // Ping's spelling matches.
+        }
+        do {
+            _ = try await RefusingEncryptor().encrypt(data: Data("x".utf8))
+        } catch let error as EncryptorError {
+            #expect(error.errorMessage == "Could not encrypt the data (the encryptor gave no reason)")
+        }
+        // Coffer's own encryptors give a cause, and the bare pattern matches them too.
+        let encryptor = AESGCMEncryptor(keyAlias: "k", keyStore: MemoryKeyStore())
+        var damaged = try await encryptor.encrypt(data: Data("abc".utf8))
+        damaged[damaged.count - 1] ^= 1
+        do {
+            _ = try await encryptor.decrypt(data: damaged)
+            Issue.record("damaged data opened")
+        } catch EncryptorError.failedToDecrypt {
+            #expect(Bool(true))
+        }
+        #expect(StorageError.invalidName("a/b", reason: "it contains '/'").errorMessage.contains("a/b"))
+        #expect(KeychainError.locked.errorMessage.hasPrefix("The keyring is locked"))
     }
 
     @Test("the Android snippet's shape: an encrypted file store with fileName and keyAlias")

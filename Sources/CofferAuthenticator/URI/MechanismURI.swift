@@ -1,23 +1,32 @@
 import Foundation
 
-/// Parses the URIs issuers show as QR codes into an ``Account`` and its ``Mechanism``s.
+/// Parses the URIs issuers show as QR codes into an ``Account`` and its ``Mechanism``s, the way
+/// the ForgeRock iOS and Android SDKs read them, so a QR code either accepts gives the same
+/// account, mechanism and codes here.
 ///
 /// - `otpauth://totp/Issuer:alice?secret=BASE32&issuer=Issuer&algorithm=SHA1&digits=6&period=30`
 ///   and `otpauth://hotp/…&counter=0`: one OATH mechanism.
 /// - `pushauth://push/Issuer:alice?r=…&a=…&s=…&c=…&l=…&m=…`: one push mechanism. `r` and `a`
-///   (registration and authentication endpoints), `l` (load-balancer cookie), `image` and
-///   `issuer` are base64 or base64url; `s` (shared secret) and `c` (challenge) are base64.
+///   (registration and authentication endpoints), `l` (load-balancer cookie) and `issuer` are
+///   base64 or base64url; `s` (shared secret) and `c` (challenge) are base64 in either
+///   alphabet, stored as standard base64 with padding.
 /// - `mfauth://totp/Issuer:alice?…`: both, a push mechanism and an OATH one, from one URI.
 ///
 /// Rules, so behaviour is predictable:
-/// - The label is `issuer:account` (percent-encoded; a space after `:` is ignored) or just
-///   `account`. When the `issuer` parameter is present it wins over the label's issuer, as in
-///   common authenticator apps; the label's issuer is then used as ``Account/displayIssuer`` if
-///   they differ.
-/// - Digits 6–8, period 1–86400 seconds, algorithm SHA1/SHA256/SHA384/SHA512/MD5, a counter that
-///   fits in 64 bits, a secret that is valid base32 (OATH) or base64 (push).
-/// - Hostile input is refused: URIs over 16,384 characters, values over 2048, control characters
-///   anywhere, names over 255 bytes of UTF-8, endpoints that are not http(s) URLs.
+/// - **Names.** The label is `issuer:account` (percent-encoded; spaces around either part are
+///   ignored), `account`, or empty. The issuer is the `issuer` parameter when it is present and
+///   not empty (the label's issuer then becomes ``Account/displayIssuer`` if they differ), else
+///   the label's issuer, else the account name. An empty account name becomes `Untitled`. A URI
+///   with neither an issuer nor an account name is refused.
+/// - **Defaults.** algorithm SHA1, digits 6, period 30, counter 0 (HOTP), `version` 1.
+/// - **Ranges.** Digits 6–8, period 1–86400 seconds, algorithm SHA1/SHA256/SHA384/SHA512/MD5
+///   (SHA-224 is not supported: swift-crypto has no SHA-224), a counter from 0 to
+///   Int64.max − 1, a secret that is valid base32 (OATH) or base64 (push), `version` 1 only.
+/// - **Identifiers.** `uid` (user id), `oid` (OATH resource id) and `pid` (push resource id)
+///   are decoded when they are base64 of text, and kept as given otherwise.
+/// - **Hostile input is refused:** URIs over 16,384 characters, values over 2048, control
+///   characters anywhere, names over 255 bytes of UTF-8, endpoints and images that are not
+///   http(s) URLs.
 public enum MechanismURI {
     /// What a URI describes.
     public struct Parsed: Sendable, Equatable {
@@ -28,10 +37,12 @@ public enum MechanismURI {
     }
 
     /// An `otpauth://` URI for the given parts (so typed-in accounts and imported vault entries
-    /// go through the same validation as scanned ones). Parameters left `nil` are omitted.
+    /// go through the same validation as scanned ones, and an account can be shown again as a
+    /// QR code). Parameters left `nil` are omitted; `uid` and `resourceId` are written as
+    /// ForgeRock servers write them (`uid`, `oid`, base64url), so they read back unchanged.
     public static func otpauth(
         type: MechanismType, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
-        digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil
+        digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uid: String? = nil, resourceId: String? = nil
     ) -> String {
         var components = URLComponents()
         components.scheme = "otpauth"
@@ -43,8 +54,19 @@ public enum MechanismURI {
             + [algorithm.map { URLQueryItem(name: "algorithm", value: $0) },
                digits.map { URLQueryItem(name: "digits", value: String($0)) },
                period.map { URLQueryItem(name: "period", value: String($0)) },
-               counter.map { URLQueryItem(name: "counter", value: String($0)) }].compactMap { $0 }
+               counter.map { URLQueryItem(name: "counter", value: String($0)) },
+               uid.map { URLQueryItem(name: "uid", value: Base64Text.encodeURLSafe($0)) },
+               resourceId.map { URLQueryItem(name: "oid", value: Base64Text.encodeURLSafe($0)) }].compactMap { $0 }
         return components.string ?? ""
+    }
+
+    /// The `otpauth://` URI of an OATH mechanism, with every field it holds: what an
+    /// authenticator app scans to take the account over.
+    public static func otpauth(_ mechanism: Mechanism) -> String {
+        otpauth(type: mechanism.type, issuer: mechanism.issuer, accountName: mechanism.accountName, secret: mechanism.secret,
+                algorithm: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
+                period: mechanism.period, counter: mechanism.type == .hotp ? mechanism.counter : nil,
+                uid: mechanism.uid, resourceId: mechanism.resourceId)
     }
 
     /// Room for any URI whose names and values are within their own limits, even with every
@@ -67,6 +89,9 @@ public enum MechanismURI {
         let type = (components.host ?? "").lowercased()
         let parameters = try Parameters(components.queryItems ?? [])
         let label = try Label(components.percentEncodedPath)
+        if let version = parameters["version"], version != "1" {
+            throw .invalidParameter(name: "version", reason: "expected 1, the only version of the format Coffer knows")
+        }
 
         switch scheme {
         case "otpauth":
@@ -99,8 +124,9 @@ public enum MechanismURI {
             if let labelIssuer = label.issuer, labelIssuer != fromParameter { displayIssuer = labelIssuer }
             issuer = fromParameter
         }
-        guard let issuer, !issuer.isEmpty else {
-            throw .missingParameter("issuer")
+        // ForgeRock's rules: no issuer → the account name; no account name → "Untitled".
+        guard let issuer = issuer ?? label.accountName else {
+            throw .invalidParameter(name: "label", reason: "it names neither an issuer nor an account, and there is no issuer parameter")
         }
         var backgroundColor: String?
         if let color = parameters["b"] {
@@ -119,8 +145,8 @@ public enum MechanismURI {
             policies = json
         }
         return Account(
-            issuer: issuer, accountName: label.accountName, displayIssuer: displayIssuer,
-            imageURL: try parameters["image"].map { raw throws(URIParseError) in try url(raw, parameter: "image", base64: issuerIsBase64).absoluteString },
+            issuer: issuer, accountName: label.accountName ?? "Untitled", displayIssuer: displayIssuer,
+            imageURL: try parameters["image"].map { raw throws(URIParseError) in try url(raw, parameter: "image").absoluteString },
             backgroundColor: backgroundColor, timeAdded: now, policies: policies)
     }
 
@@ -144,8 +170,8 @@ public enum MechanismURI {
         let digits = try integer(parameters["digits"], name: "digits", default: 6, range: 6...8)
         let period = try integer(parameters["period"], name: "period", default: 30, range: 1...86_400)
         var counter: UInt64 = 0
-        if type == .hotp {
-            guard let raw = parameters["counter"] else { throw .missingParameter("counter") }
+        // Absent: 0, as in the ForgeRock SDKs (many HOTP QR codes carry no counter).
+        if type == .hotp, let raw = parameters["counter"] {
             // At most Int64.max - 1: the counter must be able to move on (it is checked, never
             // wraps), and fit SQLite's and Java's 64-bit signed integers.
             guard let value = UInt64(raw), value < UInt64(Int64.max) else {
@@ -157,22 +183,22 @@ public enum MechanismURI {
             issuer: account.issuer, accountName: account.accountName, type: type,
             secret: secret.uppercased().filter { $0 != " " && $0 != "-" && $0 != "=" },
             algorithm: algorithm, digits: digits, period: period, counter: counter,
-            uid: parameters["uid"], timeAdded: now)
+            uid: try parameters.identifier("uid"), resourceId: try parameters.identifier("oid"), timeAdded: now)
     }
 
     private static func push(_ account: Account, _ parameters: Parameters, now: Date) throws(URIParseError) -> Mechanism {
         func required(_ name: String) throws(URIParseError) -> String {
-            guard let value = parameters[name], !value.isEmpty else { throw .missingParameter(name) }
+            guard let value = parameters[name] else { throw .missingParameter(name) }
             return value
         }
-        let registration = try url(try required("r"), parameter: "r", base64: true)
-        let authentication = try url(try required("a"), parameter: "a", base64: true)
+        let registration = try url(try required("r"), parameter: "r")
+        let authentication = try url(try required("a"), parameter: "a")
         let secret = try required("s")
         guard let secretBytes = Base64Text.decode(secret), secretBytes.count >= 16 else {
             throw .invalidParameter(name: "s", reason: "expected a base64 shared secret of at least 16 bytes")
         }
-        let challenge = try required("c")
-        guard Base64Text.decode(challenge) != nil else {
+        // The server may send base64url; the response is signed over the standard form.
+        guard let challenge = Base64Text.normalize(try required("c")) else {
             throw .invalidParameter(name: "c", reason: "expected a base64 challenge")
         }
         let messageId = try required("m")
@@ -182,7 +208,7 @@ public enum MechanismURI {
         }
         return Mechanism(
             issuer: account.issuer, accountName: account.accountName, type: .push,
-            secret: Data(secretBytes).base64EncodedString(), uid: parameters["uid"], resourceId: parameters["d"],
+            secret: Data(secretBytes).base64EncodedString(), uid: try parameters.identifier("uid"), resourceId: try parameters.identifier("pid"),
             timeAdded: now, registrationEndpoint: registration, authenticationEndpoint: authentication,
             messageId: messageId, challenge: challenge)
     }
@@ -197,11 +223,14 @@ public enum MechanismURI {
         return parsed
     }
 
-    private static func url(_ raw: String, parameter: String, base64: Bool) throws(URIParseError) -> URL {
-        let text = base64 ? (Base64Text.decodeText(raw) ?? raw) : raw
+    /// An http(s) URL given as is, percent-encoded once more (`https%3A%2F%2F…`) or
+    /// base64-encoded (either alphabet): servers send all three.
+    private static func url(_ raw: String, parameter: String) throws(URIParseError) -> URL {
+        var text = Base64Text.decodeText(raw) ?? raw
+        if !text.contains("://"), let decoded = text.removingPercentEncoding { text = decoded }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
               url.host?.isEmpty == false else {
-            throw .invalidParameter(name: parameter, reason: "expected an http(s) URL\(base64 ? ", base64-encoded" : "")")
+            throw .invalidParameter(name: parameter, reason: "expected an http(s) URL, plain, percent-encoded or base64-encoded")
         }
         return url
     }
@@ -219,84 +248,5 @@ public enum MechanismURI {
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
             && scalar.value != 0x200D  // zero-width joiner appears in emoji names
-    }
-
-    /// The label: `issuer:account` or `account`, percent-decoded.
-    ///
-    /// The separator is the first literal `:` or, when there is none, the first encoded one
-    /// (`%3A`), as the Key URI format allows; an encoded colon after a literal one is part of a
-    /// name (``MechanismURI/otpauth(type:issuer:accountName:secret:algorithm:digits:period:counter:)``
-    /// writes names that way). Spaces around the account name are dropped.
-    private struct Label {
-        var issuer: String?
-        var accountName: String
-
-        init(_ percentEncodedPath: String) throws(URIParseError) {
-            var path = Substring(percentEncodedPath)
-            if path.hasPrefix("/") { path = path.dropFirst() }
-            let issuerPart: Substring?, accountPart: Substring
-            if let colon = path.firstIndex(of: ":") {
-                (issuerPart, accountPart) = (path[..<colon], path[path.index(after: colon)...])
-            } else if let encoded = path.range(of: "%3A", options: .caseInsensitive) {
-                (issuerPart, accountPart) = (path[..<encoded.lowerBound], path[encoded.upperBound...])
-            } else {
-                (issuerPart, accountPart) = (nil, path)
-            }
-            accountName = try Self.decode(accountPart).trimmingCharacters(in: .whitespaces)
-            issuer = try issuerPart.map(Self.decode)
-            guard !accountName.isEmpty else { throw .invalidParameter(name: "label", reason: "the account name is empty") }
-            try MechanismURI.checkName(accountName, parameter: "label")
-            if let issuer { try MechanismURI.checkName(issuer, parameter: "label") }
-        }
-
-        private static func decode(_ part: Substring) throws(URIParseError) -> String {
-            guard let decoded = String(part).removingPercentEncoding else {
-                throw .invalidParameter(name: "label", reason: "it is not valid percent-encoding")
-            }
-            return decoded
-        }
-
-        /// `name` with everything but unreserved characters (RFC 3986) percent-encoded.
-        static func encode(_ name: String) -> String {
-            name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
-        }
-
-        private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-    }
-
-    /// Query parameters by lower-cased name; duplicates and oversized values are refused.
-    private struct Parameters {
-        private var values: [String: String] = [:]
-
-        init(_ items: [URLQueryItem]) throws(URIParseError) {
-            for item in items {
-                let name = item.name.lowercased()
-                guard values[name] == nil else { throw .invalidParameter(name: name, reason: "it appears more than once") }
-                let value = item.value ?? ""
-                guard value.count <= MechanismURI.maximumValueLength else {
-                    throw .invalidParameter(name: name, reason: "it is longer than \(MechanismURI.maximumValueLength) characters")
-                }
-                values[name] = value
-            }
-        }
-
-        subscript(name: String) -> String? { values[name] }
-    }
-}
-
-/// Lenient base64: standard or URL alphabet, with or without padding.
-enum Base64Text {
-    static func decode(_ text: String) -> Data? {
-        var normalized = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            .replacingOccurrences(of: " ", with: "+")
-        normalized += String(repeating: "=", count: (4 - normalized.count % 4) % 4)
-        return Data(base64Encoded: normalized)
-    }
-
-    /// Decodes base64 that holds UTF-8 text without control characters, or returns `nil`.
-    static func decodeText(_ text: String) -> String? {
-        guard let data = decode(text), let string = String(data: data, encoding: .utf8),
-              !string.unicodeScalars.contains(where: MechanismURI.isControl) else { return nil }
-        return string
     }
 }

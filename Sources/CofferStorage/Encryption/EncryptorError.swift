@@ -1,11 +1,32 @@
 import Foundation
 
 /// Why sealing or opening data failed.
+///
+/// Coffer's encryptors always give the cause. An encryptor of your own may throw the bare
+/// ``failedToEncrypt`` / ``failedToDecrypt`` (as Ping's examples do), and code that catches
+/// either spelling matches both:
+///
+/// ```swift
+/// struct MyEncryptor: Encryptor {
+///     func encrypt(data: Data) async throws -> Data { throw EncryptorError.failedToEncrypt }
+///     func decrypt(data: Data) async throws -> Data { throw EncryptorError.failedToDecrypt }
+/// }
+/// ```
 public enum EncryptorError: Error, Sendable {
-    /// Sealing failed; `cause` says why (for example the key store could not be reached).
-    case failedToEncrypt(cause: any Error)
-    /// Opening failed; `cause` says why. No bytes are returned when this is thrown.
-    case failedToDecrypt(cause: any Error)
+    /// Sealing failed; `cause`, when given, says why (for example the key store could not be
+    /// reached).
+    case failedToEncrypt(cause: (any Error)?)
+    /// Opening failed; `cause`, when given, says why. No bytes are returned when this is thrown.
+    case failedToDecrypt(cause: (any Error)?)
+
+    /// Sealing failed, for a reason the encryptor does not give.
+    public static var failedToEncrypt: EncryptorError { .failedToEncrypt(cause: nil) }
+    /// Opening failed, for a reason the encryptor does not give.
+    public static var failedToDecrypt: EncryptorError { .failedToDecrypt(cause: nil) }
+
+    /// The message a person reads (the same as `errorDescription`), under the name Ping's SDK
+    /// gives it.
+    public var errorMessage: String { description }
 }
 
 /// The specific reasons behind an ``EncryptorError``.
@@ -26,14 +47,15 @@ extension EncryptorError: LocalizedError {
     public var errorDescription: String? {
         switch self {
         case .failedToEncrypt(let cause):
-            return "Could not encrypt the data: \(describe(cause))"
+            return "Could not encrypt the data" + describe(cause)
         case .failedToDecrypt(let cause):
-            return "Could not decrypt the data: \(describe(cause))"
+            return "Could not decrypt the data" + describe(cause)
         }
     }
 
-    private func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+    private func describe(_ error: (any Error)?) -> String {
+        guard let error else { return " (the encryptor gave no reason)" }
+        return ": " + ((error as? LocalizedError)?.errorDescription ?? String(describing: error))
     }
 }
 

@@ -38,4 +38,8 @@ extension KeychainError: LocalizedError {
 
 extension KeychainError: CustomStringConvertible {
     public var description: String { errorDescription ?? "KeychainError" }
+
+    /// The message a person reads (the same as `errorDescription`), under the name Ping's SDK
+    /// gives it.
+    public var errorMessage: String { description }
 }

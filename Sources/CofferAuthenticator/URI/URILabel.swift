@@ -1,0 +1,48 @@
+import Foundation
+
+extension MechanismURI {
+    /// The label: `issuer:account`, `account`, or empty, percent-decoded.
+    ///
+    /// The separator is the first literal `:` or, when there is none, the first encoded one
+    /// (`%3A`), as the Key URI format allows; an encoded colon after a literal one is part of a
+    /// name (``MechanismURI/otpauth(type:issuer:accountName:secret:algorithm:digits:period:counter:uid:resourceId:)``
+    /// writes names that way). Spaces around either part are dropped; an empty part is `nil`,
+    /// so the rules that fill it in (see ``MechanismURI``) see no difference between
+    /// `Issuer:` and `Issuer: `.
+    struct Label {
+        var issuer: String?
+        var accountName: String?
+
+        init(_ percentEncodedPath: String) throws(URIParseError) {
+            var path = Substring(percentEncodedPath)
+            if path.hasPrefix("/") { path = path.dropFirst() }
+            let issuerPart: Substring?, accountPart: Substring
+            if let colon = path.firstIndex(of: ":") {
+                (issuerPart, accountPart) = (path[..<colon], path[path.index(after: colon)...])
+            } else if let encoded = path.range(of: "%3A", options: .caseInsensitive) {
+                (issuerPart, accountPart) = (path[..<encoded.lowerBound], path[encoded.upperBound...])
+            } else {
+                (issuerPart, accountPart) = (nil, path)
+            }
+            accountName = try Self.decode(accountPart)
+            issuer = try issuerPart.flatMap(Self.decode)
+        }
+
+        /// The percent-decoded, trimmed, checked part, or `nil` when it is empty.
+        private static func decode(_ part: Substring) throws(URIParseError) -> String? {
+            guard let decoded = String(part).removingPercentEncoding else {
+                throw .invalidParameter(name: "label", reason: "it is not valid percent-encoding")
+            }
+            let name = decoded.trimmingCharacters(in: .whitespaces)
+            try MechanismURI.checkName(name, parameter: "label")
+            return name.isEmpty ? nil : name
+        }
+
+        /// `name` with everything but unreserved characters (RFC 3986) percent-encoded.
+        static func encode(_ name: String) -> String {
+            name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        }
+
+        private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+    }
+}
