@@ -1,5 +1,6 @@
 import CofferAuthenticator
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 11: the enrolment URIs ForgeRock servers and other authenticators issue, read the way
@@ -171,6 +172,20 @@ struct ForgeRockURIRulesTests {
         #expect(throws: URIParseError.self) { try MechanismURI.parse(uri.replacingOccurrences(of: "version=1", with: "version=2")) }
         let labelled = try MechanismURI.parse("mfauth://totp/Bank:alice?\(push())&secret=\(secret)&issuer=")
         #expect(labelled.account.issuer == "Bank", "an empty issuer= does not override the label in mfauth either")
+    }
+
+    @Test("the coffer tool enrols the QR codes it used to refuse")
+    func tool() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let coffer = CofferProcess(dataDirectory: directory.url)
+        let uris = "otpauth://hotp/Badger?secret=\(secret)\notpauth://totp/?secret=\(secret)&issuer=Shop&uid=\(base64url("demo"))\n"
+        let added = try await coffer.run(["add", "-"], input: uris, environment: ["COFFER_BACKEND": "sqlite"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout == "Added Badger: Badger (HOTP)\nAdded Shop: Untitled (TOTP)\n")
+        #expect(try await coffer.run(["code", "badger"]).stdout == "Badger: Badger  755224\n", "counter 0")
+        let refused = try await coffer.run(["add", "-"], input: "otpauth://totp/Bank:alice?secret=\(secret)&version=2\n")
+        #expect(refused.status == 1 && refused.stderr.contains("'version'"), "\(refused.stderr)")
     }
 
     @Test("what Coffer writes back (otpauth for a phone, vault export) reads back as the same mechanism, ids included")
