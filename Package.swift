@@ -59,7 +59,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: ["CofferStorage", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
         .testTarget(

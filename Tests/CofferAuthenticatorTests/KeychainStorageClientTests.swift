@@ -41,7 +41,11 @@ struct KeychainStorageClientTests {
     }
 
     @Test("the spec's OathConfiguration snippet with OathKeychainStorage()")
-    func specConfiguration() throws {
+    func specConfiguration() async throws {
+        try await SharedKeyringAccounts.exclusively { try specSnippet() }
+    }
+
+    func specSnippet() throws {
         let customLogger = Logger(label: "custom")
         let config = OathConfiguration.build { config in
             config.storage = OathKeychainStorage()

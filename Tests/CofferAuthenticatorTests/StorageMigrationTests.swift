@@ -62,6 +62,10 @@ struct StorageMigrationTests {
 struct CofferMigrateTests {
     @Test("sqlite to keychain and back keeps the codes")
     func roundTrip() async throws {
+        try await SharedKeyringAccounts.exclusively { try await migrateBothWays() }
+    }
+
+    func migrateBothWays() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let issuer = "Migrate\(UUID().uuidString.prefix(6))"

@@ -68,6 +68,10 @@ struct R8ToolAttackTests {
           .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
                    "needs the throwaway gnome-keyring that scripts/test starts"))
     func concurrentKeyringHOTP() async throws {
+        try await SharedKeyringAccounts.exclusively { try await keyringHOTP() }
+    }
+
+    func keyringHOTP() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         // The keyring is shared by the whole suite: an issuer no other test uses.
