@@ -31,6 +31,11 @@ public enum StorageError: Error, Sendable {
     /// expected. `owner` is its uid and `mode` its permission bits. Nothing was read or written
     /// through it. See ``FileTrust``.
     case untrusted(path: String, owner: UInt32, mode: UInt32, reason: String)
+
+    /// The value at `location` is sealed under key `keyID` of `keyAlias`, which the key store no
+    /// longer holds (a key file deleted or not restored). Replacing the value, or sealing
+    /// anything under a new key, would lose it: nothing was written and no key was made.
+    case keyMissing(location: String, keyAlias: String, keyID: UInt32)
 }
 
 extension StorageError: LocalizedError {
@@ -55,6 +60,10 @@ extension StorageError: LocalizedError {
         case let .io(operation, path, code):
             return "Could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)). "
                 + "Check that the directory exists, is writable by you and the disk is not full."
+        case let .keyMissing(location, alias, id):
+            return "\(location) is sealed under key \(id) of '\(alias)', which the key store no longer holds. Nothing was "
+                + "stored and no new key was made, so the value is not lost: restore the key (its file, or keyring item, "
+                + "from a backup), or delete the value first if it is truly gone."
         case let .untrusted(path, owner, mode, reason):
             return "Coffer will not use \(path) (owner uid \(owner), mode \(String(mode, radix: 8))): \(reason). "
                 + FileTrust.fix(path: path, owner: owner, reason: reason)

@@ -32,6 +32,11 @@ struct Coffer: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            // What print buffered must reach its reader; a full disk or a closed pipe is a failure.
+            try StandardStreams.flushOutput()
+        } catch let failure as CommandFailure {
+            StandardStreams.note("coffer: \(failure)")
+            exit(withError: ExitCode.failure)
         } catch {
             exit(withError: error)
         }

@@ -205,8 +205,8 @@ struct SQLiteTamperTests {
             default: damaged = other
             }
             try queue.write { try $0.execute(sql: "UPDATE mechanism SET secret = ? WHERE mechanismUUID = 'a'", arguments: [damaged]) }
-            let before = client.unreadableRecordCount
-            if client.getMechanismForUUID(uuid: "a") == nil, client.unreadableRecordCount == before + 1 { refused += 1 }
+            // Counted once, as one record, however often it is read.
+            if client.getMechanismForUUID(uuid: "a") == nil, client.unreadableRecordCount == 1 { refused += 1 }
             let stored = try queue.read { try Data.fetchOne($0, sql: "SELECT secret FROM mechanism WHERE mechanismUUID = 'a'") }
             #expect(stored == damaged, "case \(index): the row must be left as it was")
         }

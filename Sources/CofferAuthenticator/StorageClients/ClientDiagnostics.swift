@@ -6,7 +6,14 @@ import Synchronization
 /// answer `false`, `nil` or `[]`: the last error, a count of records that could not be read,
 /// and a log line for each (never with a secret).
 final class ClientDiagnostics: Sendable {
-    private let state = Mutex<(last: (any Error)?, unreadable: Int, records: [String])>((nil, 0, []))
+    private struct State {
+        var last: (any Error)?
+        /// Each unreadable record once, however often it was read.
+        var unreadable: Set<String> = []
+        var described: [String] = []
+    }
+
+    private let state = Mutex(State())
     /// How many unreadable records are described in ``unreadableRecords``.
     static let describedLimit = 100
     private let logger: Logger
@@ -19,8 +26,8 @@ final class ClientDiagnostics: Sendable {
     }
 
     var lastError: (any Error)? { state.withLock { $0.last } }
-    var unreadableRecordCount: Int { state.withLock { $0.unreadable } }
-    var unreadableRecords: [String] { state.withLock { $0.records } }
+    var unreadableRecordCount: Int { state.withLock { $0.unreadable.count } }
+    var unreadableRecords: [String] { state.withLock { $0.described } }
 
     /// Runs `body`; on failure records and logs the error and returns `nil`.
     func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
@@ -45,17 +52,16 @@ final class ClientDiagnostics: Sendable {
         logger.error("\(message)", metadata: ["operation": "\(operation)", "error": "\(error)", "store": "\(store)"])
     }
 
-    /// Decodes one record; a record that cannot be read is logged, counted and left out (and left
-    /// where it is).
+    /// Decodes one record; a record that cannot be read is logged, counted (once, by `record`,
+    /// however often it is read) and left out (and left where it is).
     func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
         do {
             return try body()
         } catch {
             state.withLock {
                 $0.last = error
-                $0.unreadable += 1
-                if $0.records.count < Self.describedLimit {
-                    $0.records.append("\(record): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+                if $0.unreadable.insert(record).inserted, $0.described.count < Self.describedLimit {
+                    $0.described.append("\(record): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
                 }
             }
             logger.error("\(operation): a stored record cannot be read and is left out",

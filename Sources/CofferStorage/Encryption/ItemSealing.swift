@@ -13,10 +13,21 @@ enum ItemSealing: Sendable {
         self = encryptor is NoEncryptor ? .plain : .sealed(encryptor)
     }
 
-    /// The bytes to store for `value`.
-    func seal<T: Encodable>(_ value: T, identity: String) async throws -> Data {
+    /// The bytes to store for `value`, which will replace what `stored` returns.
+    ///
+    /// When the encryptor's key store has no key yet, sealing would create one. If the value
+    /// stored now is sealed under a key the store no longer holds (its key file was deleted or
+    /// not restored), that would lose the value and leave data under two keys: this throws
+    /// ``StorageError/keyMissing(location:keyAlias:keyID:)`` instead, sealing nothing.
+    func seal<T: Encodable>(
+        _ value: T, identity: String, location: String, replacing stored: () async throws -> Data?
+    ) async throws -> Data {
         let json = try ValueCoding.encode(value)
         guard case .sealed(let encryptor) = self else { return json }
+        if let keyed = encryptor as? any KeyAwareEncryptor, try await !keyed.hasPrimaryKey(),
+           let existing = try await stored(), let missing = try await keyed.missingKey(of: existing) {
+            throw StorageError.keyMissing(location: location, keyAlias: missing.alias, keyID: missing.id)
+        }
         return try await encryptor.encrypt(data: IdentityBinding.wrap(json, identity: identity))
     }
 
@@ -34,4 +45,39 @@ enum ItemSealing: Sendable {
         }
         return try ValueCoding.decode(T.self, from: json, location: location)
     }
+}
+
+/// An encryptor whose keys live in a ``KeyStore`` it can ask: built-in ``AESGCMEncryptor`` and
+/// ``SecuredKeyEncryptor``. Lets a backend tell "no key yet" from "the key is gone".
+protocol KeyAwareEncryptor: Encryptor {
+    /// Whether the key store holds a key that seals new data.
+    func hasPrimaryKey() async throws -> Bool
+    /// The key `sealed` names when the key store does not hold it; `nil` when it does, or when
+    /// `sealed` is not an envelope at all (damaged data holds no key to lose).
+    func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)?
+}
+
+extension AESGCMEncryptor: KeyAwareEncryptor {
+    // A key store that cannot answer fails these as it would fail `encrypt`.
+    func hasPrimaryKey() async throws -> Bool {
+        do {
+            return try await keyStore.primaryKey(for: keyAlias) != nil
+        } catch {
+            throw EncryptorError.failedToEncrypt(cause: error)
+        }
+    }
+
+    func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)? {
+        guard let id = try? Self.keyID(of: sealed) else { return nil }
+        do {
+            return try await keyStore.key(for: keyAlias, id: id) == nil ? (keyAlias, id) : nil
+        } catch {
+            throw EncryptorError.failedToEncrypt(cause: error)
+        }
+    }
+}
+
+extension SecuredKeyEncryptor: KeyAwareEncryptor {
+    func hasPrimaryKey() async throws -> Bool { try await sealer.hasPrimaryKey() }
+    func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)? { try await sealer.missingKey(of: sealed) }
 }

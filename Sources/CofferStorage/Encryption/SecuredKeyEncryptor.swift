@@ -22,7 +22,7 @@ public struct SecuredKeyEncryptor: Encryptor {
     /// The alias of the key in the keyring.
     public var keyAlias: String { sealer.keyAlias }
 
-    private let sealer: AESGCMEncryptor
+    let sealer: AESGCMEncryptor
 
     /// An encryptor with the default key alias, or `nil` when the keyring cannot be used.
     public init?() {

@@ -49,6 +49,34 @@ struct StoreCommand: AsyncParsableCommand {
         }
     }
 
+    /// The stored names (never the values). The store directory is checked like every other
+    /// (``FileTrust``); a missing one holds nothing.
+    static func names(in options: DataOptions, backend: StoreBackend) async throws -> [String] {
+        switch backend {
+        case .file:
+            let folder = options.directory.appendingPathComponent("store", isDirectory: true)
+            guard try FileTrust.checkExistingDirectory(folder.path) else { return [] }
+            return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+        case .keychain:
+            return try await SecretService().search(["service": keychainService], loadSecrets: false)
+                .compactMap { $0.attributes["account"] }.sorted()
+        }
+    }
+
+    /// Refuses to go on when the key is gone but values sealed with it are stored: a new key
+    /// would be made, and the store would end up sealed under two (the old values lost for good
+    /// if one of them were then replaced).
+    static func requireKeyNotLost(_ options: DataOptions, backend: StoreBackend) async throws {
+        guard try await keyStore(in: options, backend: backend).primaryKey(for: keyAlias) == nil else { return }
+        let stored = try await names(in: options, backend: backend)
+        guard !stored.isEmpty else { return }
+        let key = backend == .file
+            ? "the key file \(try FileKeyStore(directory: options.directory.appendingPathComponent("keys", isDirectory: true)).fileURL(for: keyAlias).path)"
+            : "the keyring's key for \(keyAlias)"
+        throw CommandFailure("\(key) is missing, and \(stored.count) stored value(s) are sealed with it. Nothing was stored and "
+            + "no new key was made: restore the key from a backup (or remove those values with coffer store delete if they are truly lost).")
+    }
+
     static func keyStore(in options: DataOptions, backend: StoreBackend) -> any KeyStore {
         switch backend {
         case .file: FileKeyStore(directory: options.directory.appendingPathComponent("keys", isDirectory: true))
@@ -81,12 +109,13 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let value = try self.value ?? readStandardInput()
+                try await StoreCommand.requireKeyNotLost(options, backend: backend.backend)
                 try await StoreCommand.storage(named: name, in: options, backend: backend.backend).save(item: value)
             }
         }
 
         private func readStandardInput() throws -> String {
-            let data = FileHandle.standardInput.readDataToEndOfFile()
+            let data = try StandardStreams.readInput(limit: StandardStreams.valueInputLimit, what: "the value")
             guard var text = String(data: data, encoding: .utf8) else {
                 throw CommandFailure("standard input is not UTF-8 text; nothing was stored")
             }
@@ -144,20 +173,11 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let names: [String]
-                switch backend.backend {
-                case .file:
-                    let folder = options.directory.appendingPathComponent("store", isDirectory: true)
-                    names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
-                        .filter { !$0.hasPrefix(".") }
-                case .keychain:
-                    names = try await SecretService().search(["service": StoreCommand.keychainService], loadSecrets: false)
-                        .compactMap { $0.attributes["account"] }
-                }
+                let names = try await StoreCommand.names(in: options, backend: backend.backend)
                 if json {
-                    try JSONOutput.print(names.sorted())
+                    try JSONOutput.print(names)
                 } else {
-                    for name in names.sorted() { print(name) }
+                    for name in names { print(name) }
                 }
             }
         }
@@ -180,6 +200,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
+                try await StoreCommand.requireKeyNotLost(options, backend: backend.backend)
                 let key = try await StoreCommand.keyStore(in: options, backend: backend.backend)
                     .rotateKey(for: StoreCommand.keyAlias)
                 print("new key id: \(key.id)")

@@ -9,7 +9,7 @@ enum HiddenPrompt {
 
     /// Shows `text` on stderr and reads one line from standard input without echoing it.
     static func read(_ text: String) throws -> String {
-        FileHandle.standardError.write(Data(text.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
         tcgetattr(STDIN_FILENO, &saved)
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO)
@@ -25,7 +25,7 @@ enum HiddenPrompt {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
             signal(SIGINT, previousInterrupt)
             signal(SIGTERM, previousTerminate)
-            FileHandle.standardError.write(Data("\n".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data("\n".utf8))
         }
         guard let line = readLine(strippingNewline: true) else { throw CommandFailure("nothing was entered") }
         return line

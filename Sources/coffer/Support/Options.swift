@@ -24,10 +24,12 @@ struct DataOptions: ParsableArguments {
 }
 
 /// Reads the log level from `COFFER_LOG_LEVEL` (trace, debug, info, notice, warning, error,
-/// critical); warnings and worse by default.
+/// critical). By default only critical lines: every command says what went wrong itself, in
+/// one `coffer:` line, and the libraries' log lines for the same failure would only repeat it
+/// (errors are one line on stderr). Set the variable to see them.
 enum LogLevelOption {
     static func fromEnvironment() -> Logger.Level {
-        ProcessInfo.processInfo.environment["COFFER_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        ProcessInfo.processInfo.environment["COFFER_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
     }
 }
 
@@ -48,7 +50,7 @@ extension ParsableCommand {
             throw error
         } catch {
             let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
-            FileHandle.standardError.write(Data("coffer: \(message)\n".utf8))
+            StandardStreams.note("coffer: \(message)")
             throw ExitCode.failure
         }
     }

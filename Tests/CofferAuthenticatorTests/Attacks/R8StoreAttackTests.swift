@@ -198,6 +198,59 @@ struct R8StoreAttackTests {
                                  tried: "3 rows", outcome: "\(reader.unreadableRecordCount) unreadable, 0 misattributed")
     }
 
+    @Test("8: a column edited to a value of the wrong type is one unreadable record, not a crash of every listing", arguments: [
+        "UPDATE mechanism SET counter = 'abc' WHERE issuer = 'Bank'",
+        "UPDATE mechanism SET digits = 1e30 WHERE issuer = 'Bank'",
+        "UPDATE mechanism SET binding = 'x' WHERE issuer = 'Bank'",
+        "UPDATE mechanism SET timeAdded = 'yesterday' WHERE issuer = 'Bank'",
+        "UPDATE mechanism SET secret = 42 WHERE issuer = 'Bank'",
+        "UPDATE account SET timeAdded = 'yesterday' WHERE issuer = 'Bank'",
+        "UPDATE account SET isLocked = 'maybe' WHERE issuer = 'Bank'",
+        "UPDATE account SET policies = x'ff00' WHERE issuer = 'Bank'",
+    ])
+    func wrongTypedColumns(edit: String) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let keys = MemoryKeyStore()
+        let store = try client(path, keys)
+        try store.insertMechanism(totp("bank-id", "Bank"))
+        try store.insertMechanism(totp("mail-id", "Mail"))
+        var attacker = Configuration()
+        attacker.foreignKeysEnabled = false
+        try DatabaseQueue(path: path, configuration: attacker).write { try $0.execute(sql: edit) }
+
+        let reader = try client(path, keys)
+        let accounts = reader.getAllAccounts()
+        let mechanisms = accounts.flatMap { reader.getMechanismsForAccount(account: $0) }
+        #expect(mechanisms.map(\.issuer) == ["Mail"], "Mail is still there; Bank is left out")
+        #expect(reader.unreadableRecordCount == 1)
+        #expect(reader.unreadableRecords.first?.contains("column holds a value of the wrong type") == true, "\(reader.unreadableRecords)")
+        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM mechanism") } == 2, "nothing removed")
+    }
+
+    @Test("8: a mechanism whose account row was deleted or renamed behind the client is counted, not invisible", arguments: [
+        "DELETE FROM account WHERE issuer = 'Bank'",
+        "UPDATE account SET issuer = 'Mail2' WHERE issuer = 'Bank'",
+        "UPDATE mechanism SET issuer = x'ff' WHERE issuer = 'Bank'",
+    ])
+    func orphanedMechanism(edit: String) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let keys = MemoryKeyStore()
+        let store = try client(path, keys)
+        try store.insertMechanism(totp("bank-id", "Bank"))
+        try store.insertMechanism(totp("mail-id", "Mail"))
+        var attacker = Configuration()
+        attacker.foreignKeysEnabled = false
+        try DatabaseQueue(path: path, configuration: attacker).write { try $0.execute(sql: edit) }
+        let reader = try client(path, keys)
+        _ = reader.getAllAccounts()
+        #expect(reader.unreadableRecordCount == 1)
+        #expect(reader.unreadableRecords.first?.contains("no account owns it") == true, "\(reader.unreadableRecords)")
+    }
+
     @Test("10: a counter that cannot move on is an error, not a trap")
     func counterOverflow() throws {
         let directory = TemporaryDirectory()

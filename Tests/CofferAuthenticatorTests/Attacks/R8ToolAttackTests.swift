@@ -1,6 +1,7 @@
 import CofferAuthenticator
 import CofferStorage
 import Foundation
+import GRDB
 import TestSupport
 import Testing
 
@@ -162,6 +163,128 @@ struct R8ToolAttackTests {
         let added = try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Mail:alice?secret=\(secret)&issuer=Mail\n")
         #expect(added.status == 1, "nothing new is sealed under a second key")
         #expect(!FileManager.default.fileExists(atPath: directory.appending("keys/org.coffer.authenticator.key").path))
+    }
+
+    @Test("8: an edited column of the wrong type, or a mechanism without its account: list, code, doctor and export say so and exit 1; no crash")
+    func damagedRows() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:alice?secret=\(secret)&issuer=Bank\notpauth://totp/Mail:bob?secret=\(secret)&issuer=Mail\notpauth://totp/Shop:eve?secret=\(secret)&issuer=Shop\n")
+        var sqlite3 = Configuration()
+        sqlite3.foreignKeysEnabled = false  // as the sqlite3 shell opens a file
+        try await DatabaseQueue(path: directory.appending("authenticator.sqlite").path, configuration: sqlite3).write { db in
+            try db.execute(sql: "UPDATE mechanism SET counter = 'abc' WHERE issuer = 'Bank'")
+            try db.execute(sql: "DELETE FROM account WHERE issuer = 'Mail'")
+        }
+        for command in [["list"], ["code"], ["doctor"], ["export", "-"]] {
+            let result = try await coffer(directory.url, command)
+            #expect(result.status == 1, "\(command): \(result.status) \(result.stderr)")
+            #expect((result.stdout + result.stderr).contains("2 stored record(s) cannot be read"), "\(command): \(result.stdout) \(result.stderr)")
+        }
+        let shop = try await coffer(directory.url, ["code", "shop"])
+        #expect(shop.status == 0 && shop.stdout.hasPrefix("Shop: eve  "), "the other accounts still work: \(shop.stderr)")
+    }
+
+    @Test("2: with the store's key file gone, store put and rotate-key refuse to make a second key; store list lists")
+    func storeKeyMissing() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(try await coffer(directory.url, ["store", "put", "a"], input: "value-A").status == 0)
+        let sealed = try Data(contentsOf: directory.appending("store/a"))
+        let keys = directory.appending("keys")
+        try FileManager.default.moveItem(at: keys, to: directory.appending("keys.away"))
+        for command in [["store", "put", "a"], ["store", "put", "c"], ["store", "rotate-key"]] {
+            let result = try await coffer(directory.url, command, input: "value-2")
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr.contains("org.coffer.store.key is missing, and 1 stored value(s) are sealed with it"), "\(command): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: directory.appending("store/a")) == sealed)
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("store/c").path))
+        #expect(!FileManager.default.fileExists(atPath: keys.appendingPathComponent("org.coffer.store.key").path), "no second key")
+        try FileManager.default.moveItem(at: directory.appending("keys.away"), to: keys)
+        #expect(try await coffer(directory.url, ["store", "get", "a"]).stdout == "value-A\n")
+    }
+
+    @Test("2: export with records it cannot read writes nothing, and the last good backup stays")
+    func exportRefusesUnreadable() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:alice?secret=\(secret)&issuer=Bank\n")
+        let backup = directory.appending("backup.json")
+        #expect(try await coffer(directory.url, ["export", backup.path]).status == 0)
+        let good = try Data(contentsOf: backup)
+        try FileManager.default.moveItem(at: directory.appending("keys"), to: directory.appending("keys.away"))
+        let result = try await coffer(directory.url, ["export", backup.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("nothing was exported") && result.stderr.contains("1 stored record(s) cannot be read"), "\(result.stderr)")
+        #expect(try Data(contentsOf: backup) == good)
+    }
+
+    @Test("review: store list checks its directory and reports errors; a store directory others can write to is refused")
+    func storeList() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(try await coffer(directory.url, ["store", "list"]).stdout == "", "no store yet: nothing, exit 0")
+        try await coffer(directory.url, ["store", "put", "a"], input: "v")
+        #expect(try await coffer(directory.url, ["store", "list"]).stdout == "a\n")
+        chmod(directory.appending("store").path, 0o777)
+        let open = try await coffer(directory.url, ["store", "list"])
+        #expect(open.status == 1 && open.stderr.contains("group or other users can write to it"), "\(open.stderr)")
+        let notADirectory = directory.appending("file")
+        try Data().write(to: notADirectory)
+        let broken = try await coffer(notADirectory, ["store", "list"])
+        #expect(broken.status == 1 && broken.stderr.hasPrefix("coffer: "), "\(broken.stderr)")
+    }
+
+    @Test("review: standard input is read up to a limit, not without end")
+    func boundedInput() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let huge = String(repeating: "A", count: 5 << 20)
+        for command in [["add", "-"], ["store", "put", "big"], ["add", "--issuer", "I", "--account", "a", "--secret", "-"]] {
+            let result = try await coffer(directory.url, command, input: huge)
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr.hasPrefix("coffer: standard input holds more than"), "\(command): \(result.stderr)")
+        }
+    }
+
+    @Test("review: an import entry given a new id says so; failures are one line on stderr")
+    func reportsAndOneLine() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let entry = { (name: String) in
+            "{\"type\": \"totp\", \"uuid\": \"11111111-2222-3333-4444-555555555555\", \"name\": \"\(name)\", \"issuer\": \"X\", \"info\": {\"secret\": \"\(secret)\", \"algo\": \"SHA1\", \"digits\": 6, \"period\": 30}}"
+        }
+        let vault = "{\"version\": 1, \"header\": {\"slots\": null, \"params\": null}, \"db\": {\"version\": 2, \"entries\": [\(entry("a")), \(entry("b"))]}}"
+        let file = directory.appending("vault.json")
+        try Data(vault.utf8).write(to: file)
+        let imported = try await coffer(directory.url, ["import", file.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("  imported: X: a (totp)"))
+        #expect(imported.stdout.contains("  imported under a new id (its id belongs to another stored account): X: b (totp)"), "\(imported.stdout)")
+        #expect(imported.stderr.isEmpty, "\(imported.stderr)")
+
+        try FileManager.default.moveItem(at: directory.appending("keys"), to: directory.appending("keys.away"))
+        for (command, input) in [(["add", "-"], "otpauth://totp/X:a?secret=\(secret)&issuer=X\n"), (["code"], ""), (["list"], "")] {
+            let result = try await coffer(directory.url, command, input: input)
+            #expect(result.status == 1)
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(command): one line, not log lines too: \(result.stderr)")
+        }
+    }
+
+    @Test("review: output that cannot be written (a full disk) is an error, never a crash or a silent success",
+          .enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"))
+    func fullOutput() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank\n")
+        for command in ["export - --format aegis", "code bank", "list"] {
+            let result = try await CofferProcess.run(
+                executable: URL(fileURLWithPath: "/bin/sh"), ["-c", "exec \"$0\" \(command) > /dev/full", try CofferProcess.executable.path],
+                environment: ["COFFER_HOME": directory.url.path], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+            #expect(result.status == 1, "\(command): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("could not write to standard output"), "\(command): \(result.stderr)")
+        }
     }
 
     @Test("5: a data directory another user planted (0777, a key file they know, an empty 0666 database) is refused",

@@ -73,6 +73,73 @@ struct R8FileAttackTests {
         #expect(try await FileKeyStore(directory: directory.appending("keys")).primaryKey(for: "alias") != nil)
     }
 
+    @Test("2: with the key file gone, a save over a value sealed with it is refused: no second key, nothing overwritten")
+    func keyFileMissing() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        func storage() -> EncryptedFileStorage<Secret> {
+            EncryptedFileStorage(fileName: "tokens", keyAlias: "k", directory: directory.url, keyStore: FileKeyStore(directory: keys))
+        }
+        try await storage().save(item: Secret(value: "the only copy"))
+        let sealed = try Data(contentsOf: directory.appending("tokens"))
+        try FileManager.default.moveItem(at: keys, to: directory.appending("keys.away"))
+
+        for attempt in ["save", "rotate"] {
+            await #expect(Comment(rawValue: attempt)) {
+                if attempt == "save" { try await storage().save(item: Secret(value: "new")) } else { try await storage().rotateKey() }
+            } throws: { error in
+                guard case .keyMissing(_, "k", 1)? = error as? StorageError else { return false }
+                return (error as? LocalizedError)?.errorDescription?.contains("no new key was made") == true
+            }
+        }
+        #expect(try Data(contentsOf: directory.appending("tokens")) == sealed, "left byte for byte")
+        #expect(!FileManager.default.fileExists(atPath: keys.appendingPathComponent("k.key").path), "no second key")
+        try FileManager.default.moveItem(at: directory.appending("keys.away"), to: keys)
+        #expect(try await storage().get() == Secret(value: "the only copy"))
+        try await storage().save(item: Secret(value: "new"))
+        #expect(try await storage().get() == Secret(value: "new"), "with the key back, saves work")
+    }
+
+    @Test("3: a data directory below one another user owns, or reached through their link, is refused; yours may be a link",
+          .enabled(if: SecondUser.available, Comment(rawValue: SecondUser.skipReason ?? "")))
+    func untrustedAncestors() async throws {
+        // The attacker's own directory (0755: only they can change it) holds a directory of the
+        // victim's (0700, owned by the victim): everything checked so far looks fine, but the
+        // attacker can rename it away and put their own in its place between two opens.
+        let planted = try await SecondUser.plantDirectory(mode: "755")
+        defer { try? FileManager.default.removeItem(at: planted) }
+        let inside = planted.appendingPathComponent("coffer")
+        #expect(try await SecondUser.run("mkdir -m 777 '\(inside.path)'").status == 0)
+        chown(inside.path, geteuid(), getegid())
+        chmod(inside.path, 0o700)
+        let below = EncryptedFileStorage<Secret>(fileName: "tokens", directory: inside, keyStore: MemoryKeyStore())
+        await #expect { try await below.save(item: Secret(value: "s3cr3t-r8")) } throws: { error in
+            guard case .untrusted(let path, _, _, let reason)? = error as? StorageError else { return false }
+            return path == planted.path && reason.contains("belongs to uid \(SecondUser.identity!.uid)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: inside.path).isEmpty)
+
+        // A link the attacker planted in /tmp (sticky, so they may create there) to a directory.
+        let mine = TemporaryDirectory()
+        defer { mine.remove() }
+        let link = URL(fileURLWithPath: "/tmp/coffer-r8-link-\(UUID().uuidString.prefix(8))")
+        #expect(try await SecondUser.run("ln -s '\(mine.url.path)' '\(link.path)'").status == 0)
+        defer { unlink(link.path) }
+        let through = EncryptedFileStorage<Secret>(fileName: "tokens", directory: link, keyStore: MemoryKeyStore())
+        await #expect { try await through.save(item: Secret(value: "s3cr3t-r8")) } throws: { error in
+            guard case .untrusted(let path, _, _, let reason)? = error as? StorageError else { return false }
+            return path == link.path && reason.contains("symbolic link")
+        }
+        // The same link made by you is fine.
+        let own = URL(fileURLWithPath: "/tmp/coffer-r8-own-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createSymbolicLink(at: own, withDestinationURL: mine.url)
+        defer { unlink(own.path) }
+        let yours = EncryptedFileStorage<Secret>(fileName: "tokens", directory: own, keyStore: MemoryKeyStore())
+        try await yours.save(item: Secret(value: "v"))
+        #expect(try await yours.get() == Secret(value: "v"))
+    }
+
     @Test("9: a file sealed as 'café' (NFD) copied over 'café' (NFC) is an identity mismatch, not a value")
     func lookAlikeNames() async throws {
         let directory = TemporaryDirectory()

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a mechanism's sealed secret is bound to in ``SQLiteStorageClient``.
 ///
@@ -28,13 +27,10 @@ enum MechanismBinding {
     }
 
     /// The identity the secret of a stored row must carry, from the row's own columns.
-    static func secretIdentity(_ row: Row) -> String {
-        let uuid: String = row["mechanismUUID"] ?? ""
-        let binding: Int = row["binding"] ?? legacy
-        guard binding != legacy else { return identity(uuid: uuid, binding: legacy, columns: []) }
-        return identity(uuid: uuid, binding: binding, columns: [
-            row["issuer"] ?? "", row["accountName"] ?? "", row["type"] ?? "", row["algorithm"] ?? "",
-            String(row["digits"] as Int64? ?? -1), String(row["period"] as Int64? ?? -1), String(row["counter"] as Int64? ?? -1),
+    static func secretIdentity(_ row: MechanismRow) -> String {
+        guard row.binding != legacy else { return identity(uuid: row.uuid, binding: legacy, columns: []) }
+        return identity(uuid: row.uuid, binding: row.binding, columns: [
+            row.issuer, row.accountName, row.type, row.algorithm, String(row.digits), String(row.period), String(row.counter),
         ])
     }
 

@@ -17,9 +17,12 @@ extension SQLiteStorageClient {
                 return nil
             }
             let existing = try database.read { db -> (sealed: Data, field: String)? in
-                if let row = try Row.fetchOne(db, sql: "SELECT * FROM mechanism LIMIT 1") { return sealedFields(of: row)[0] }
-                if let row = try Row.fetchOne(db, sql: "SELECT mechanismUUID, messageId, challenge FROM notification LIMIT 1") {
-                    return (row["challenge"], "notification/\(row["mechanismUUID"] as String)/\(row["messageId"] as String)/challenge")
+                if let row = try Row.fetchOne(db, sql: "SELECT * FROM mechanism LIMIT 1") {
+                    return sealedFields(of: try MechanismRow(row, store: path))[0]
+                }
+                if let row = try Row.fetchOne(db, sql: "SELECT * FROM notification LIMIT 1") {
+                    let stored = try NotificationRow(row, store: path)
+                    return (stored.sealedChallenge, Self.field(stored.notification))
                 }
                 return nil
             }
@@ -49,20 +52,22 @@ extension SQLiteStorageClient {
     /// not open are left as they are (and counted when read).
     func bindLegacyRows() {
         _ = diagnostics.attempt("bind legacy rows") {
+            // Rows whose columns cannot be decoded are left for the readers to count.
             let rows = try database.read { try Row.fetchAll($0, sql: "SELECT * FROM mechanism WHERE binding = ?", arguments: [MechanismBinding.legacy]) }
+                .compactMap { try? MechanismRow($0, store: path) }
             guard !rows.isEmpty else { return }
             let opened = sealer.open(rows.map { sealedFields(of: $0)[0] })
             for (row, secret) in zip(rows, opened) {
-                guard case .success(let text) = secret, let type = MechanismType(rawValue: row["type"]),
-                      let algorithm = OathAlgorithm(rawValue: row["algorithm"]) else { continue }
+                guard case .success(let text) = secret, let type = MechanismType(rawValue: row.type),
+                      let algorithm = OathAlgorithm(rawValue: row.algorithm) else { continue }
                 let bound = Mechanism(
-                    mechanismUUID: row["mechanismUUID"], issuer: row["issuer"], accountName: row["accountName"], type: type,
-                    secret: text, algorithm: algorithm, digits: row["digits"], period: row["period"],
-                    counter: UInt64(bitPattern: row["counter"]))
+                    mechanismUUID: row.uuid, issuer: row.issuer, accountName: row.accountName, type: type,
+                    secret: text, algorithm: algorithm, digits: row.digits, period: row.period,
+                    counter: UInt64(bitPattern: row.counter))
                 let sealed = try sealer.seal(text, for: MechanismBinding.secretIdentity(bound))
                 try database.write { db in
                     try db.execute(sql: "UPDATE mechanism SET secret = ?, binding = ? WHERE mechanismUUID = ? AND binding = ? AND secret = ?",
-                                   arguments: [sealed, MechanismBinding.full, bound.mechanismUUID, MechanismBinding.legacy, row["secret"] as Data])
+                                   arguments: [sealed, MechanismBinding.full, bound.mechanismUUID, MechanismBinding.legacy, row.secret])
                 }
             }
         }

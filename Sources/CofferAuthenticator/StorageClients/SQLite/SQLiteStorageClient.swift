@@ -123,17 +123,39 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         return attempt("getAccount") {
             try database.read { db in
                 try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM account WHERE issuer = ? AND accountName = ?"), arguments: [parts[0], parts[1]])
-                    .map(Self.account)
             }
-        } ?? nil
+        }?.flatMap { row in readable("getAccount", row.recordName("account", key: "issuer")) { try Account(row, store: path) } }
     }
 
+    /// Every account. Mechanisms and notifications that no account reaches (their account row
+    /// was deleted or changed behind the client's back, with foreign keys off) are counted in
+    /// ``unreadableRecordCount`` here, so a listing never silently leaves them out.
     public func getAllAccounts() -> [Account] {
-        attempt("getAllAccounts") {
+        let found = attempt("getAllAccounts") {
             try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM account ORDER BY timeAdded, issuer, accountName").map(Self.account)
+                (try Row.fetchAll(db, sql: "SELECT * FROM account ORDER BY timeAdded, issuer, accountName"), try Self.orphans(in: db))
             }
-        } ?? []
+        }
+        guard let (rows, orphans) = found else { return [] }
+        for orphan in orphans {
+            _ = readable("getAllAccounts", orphan) { () throws -> Void in
+                throw StorageError.corrupted(location: "\(path) \(orphan)", reason: "no account owns it (its account row was deleted or changed)")
+            }
+        }
+        return rows.compactMap { row in readable("getAllAccounts", row.recordName("account", key: "issuer")) { try Account(row, store: path) } }
+    }
+
+    /// Mechanisms whose account row is missing, and notifications whose mechanism row is.
+    static func orphans(in db: Database) throws -> [String] {
+        let mechanisms = try String.fetchAll(db, sql: """
+            SELECT 'mechanism ' || CAST(mechanismUUID AS TEXT) FROM mechanism m
+            WHERE NOT EXISTS (SELECT 1 FROM account a WHERE a.issuer = m.issuer AND a.accountName = m.accountName)
+            """)
+        let notifications = try String.fetchAll(db, sql: """
+            SELECT 'notification ' || CAST(messageId AS TEXT) FROM notification n
+            WHERE NOT EXISTS (SELECT 1 FROM mechanism m WHERE m.mechanismUUID = n.mechanismUUID)
+            """)
+        return mechanisms + notifications
     }
 
     // MARK: - Mechanisms
@@ -179,7 +201,8 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                 guard let row = try database.read({ try Row.fetchOne($0.cachedStatement(sql: "SELECT * FROM mechanism WHERE mechanismUUID = ?"), arguments: [uuid]) }) else {
                     throw StorageClientError.mechanismNotFound(uuid: uuid)
                 }
-                let current = try mechanism(row, OpenedFields(sealer, sealedFields(of: row)))
+                let stored = try MechanismRow(row, store: path)
+                let current = try mechanism(stored, OpenedFields(sealer, sealedFields(of: stored)))
                 var advanced = current
                 advanced.counter = try current.nextCounter()
                 let sealed = try seal(advanced)
@@ -188,7 +211,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                         UPDATE mechanism SET counter = ?, secret = ?, binding = ?
                         WHERE mechanismUUID = ? AND counter = ? AND secret = ?
                         """, arguments: [Int64(bitPattern: advanced.counter), sealed.secret, MechanismBinding.full,
-                                     uuid, Int64(bitPattern: current.counter), row["secret"] as Data?])
+                                     uuid, stored.counter, stored.secret])
                     return db.changesCount == 1
                 }
                 if swapped { return current }
@@ -287,7 +310,8 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         attempt("getPushDeviceToken") {
             try database.read { db in
                 try Row.fetchOne(db, sql: "SELECT tokenId, timeAdded FROM pushDeviceToken WHERE id = 1").map {
-                    PushDeviceToken(tokenId: $0["tokenId"], timeAdded: Date(timeIntervalSinceReferenceDate: $0["timeAdded"]))
+                    PushDeviceToken(tokenId: try $0.checked("tokenId", in: "\(path) push device token"),
+                                    timeAdded: Date(timeIntervalSinceReferenceDate: try $0.checked("timeAdded", in: "\(path) push device token")))
                 }
             }
         } ?? nil
@@ -423,67 +447,51 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     private func readMechanisms(_ operation: String, sql: String, arguments: StatementArguments) -> [Mechanism] {
         let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM mechanism " + sql), arguments: arguments) } } ?? []
-        let opened = OpenedFields(sealer, rows.flatMap(sealedFields(of:)))
-        return rows.compactMap { row in readable(operation, "mechanism \(row["mechanismUUID"] as String? ?? "?")") { try mechanism(row, opened) } }
+        // A row whose columns cannot even be decoded is counted now and left out of the batch.
+        let decoded = rows.compactMap { row in readable(operation, row.recordName("mechanism", key: "mechanismUUID")) { try MechanismRow(row, store: path) } }
+        let opened = OpenedFields(sealer, decoded.flatMap(sealedFields(of:)))
+        return decoded.compactMap { row in readable(operation, "mechanism \(row.uuid)") { try mechanism(row, opened) } }
     }
 
     private func readNotifications(_ operation: String, sql: String, arguments: StatementArguments) -> [PushNotification] {
         let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM notification " + sql), arguments: arguments) } } ?? []
-        let opened = OpenedFields(sealer, rows.map { row in
-            ((row["challenge"] as Data?) ?? Data(),
-             Self.field(notification: row["mechanismUUID"] as String? ?? "", messageId: row["messageId"] as String? ?? ""))
-        })
-        return rows.compactMap { row in readable(operation, "notification \(row["messageId"] as String? ?? "?")") { try notification(row, opened) } }
-    }
-
-    private static func account(_ row: Row) -> Account {
-        Account(
-            issuer: row["issuer"], accountName: row["accountName"], displayIssuer: row["displayIssuer"],
-            displayAccountName: row["displayAccountName"], imageURL: row["imageURL"], backgroundColor: row["backgroundColor"],
-            timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]), policies: row["policies"],
-            lockingPolicy: row["lockingPolicy"], isLocked: row["isLocked"])
+        let decoded = rows.compactMap { row in readable(operation, row.recordName("notification", key: "messageId")) { try NotificationRow(row, store: path) } }
+        let opened = OpenedFields(sealer, decoded.map { ($0.sealedChallenge, Self.field($0.notification)) })
+        return decoded.compactMap { row in
+            readable(operation, "notification \(row.notification.messageId)") {
+                var notification = row.notification
+                notification.challenge = try opened.text(Self.field(notification))
+                return notification
+            }
+        }
     }
 
     /// A mechanism row's sealed fields, each with the identity it must open under.
-    func sealedFields(of row: Row) -> [(sealed: Data, field: String)] {
-        var fields = [((row["secret"] as Data?) ?? Data(), MechanismBinding.secretIdentity(row))]
-        if let challenge = row["challenge"] as Data? {
-            fields.append((challenge, "\(Self.field(mechanism: row["mechanismUUID"] as String? ?? ""))/challenge"))
-        }
+    func sealedFields(of row: MechanismRow) -> [(sealed: Data, field: String)] {
+        var fields = [(row.secret, MechanismBinding.secretIdentity(row))]
+        if let challenge = row.challenge { fields.append((challenge, "\(Self.field(mechanism: row.uuid))/challenge")) }
         return fields
     }
 
-    private func mechanism(_ row: Row, _ opened: OpenedFields) throws -> Mechanism {
-        let uuid: String = row["mechanismUUID"]
-        let field = Self.field(mechanism: uuid)
-        guard let type = MechanismType(rawValue: row["type"]), let algorithm = OathAlgorithm(rawValue: row["algorithm"]) else {
+    private func mechanism(_ row: MechanismRow, _ opened: OpenedFields) throws -> Mechanism {
+        let field = Self.field(mechanism: row.uuid)
+        guard let type = MechanismType(rawValue: row.type), let algorithm = OathAlgorithm(rawValue: row.algorithm) else {
             throw StorageError.corrupted(location: "\(path) \(field)", reason: "unknown mechanism type or algorithm")
         }
-        let challenge: Data? = row["challenge"]
         return Mechanism(
-            mechanismUUID: uuid, issuer: row["issuer"], accountName: row["accountName"], type: type,
+            mechanismUUID: row.uuid, issuer: row.issuer, accountName: row.accountName, type: type,
             secret: try opened.text(MechanismBinding.secretIdentity(row)), algorithm: algorithm,
-            digits: row["digits"], period: row["period"], counter: UInt64(bitPattern: row["counter"]), uid: row["uid"],
-            resourceId: row["resourceId"], timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]),
-            registrationEndpoint: (row["registrationEndpoint"] as String?).flatMap(URL.init(string:)),
-            authenticationEndpoint: (row["authenticationEndpoint"] as String?).flatMap(URL.init(string:)),
-            messageId: row["messageId"], challenge: try challenge.map { _ in try opened.text("\(field)/challenge") })
-    }
-
-    private func notification(_ row: Row, _ opened: OpenedFields) throws -> PushNotification {
-        var notification = PushNotification(
-            messageId: row["messageId"], mechanismUUID: row["mechanismUUID"], challenge: "", ttl: row["ttl"],
-            timeAdded: Date(timeIntervalSinceReferenceDate: row["timeAdded"]), pending: row["pending"], approved: row["approved"],
-            loadBalanceKey: row["loadBalanceKey"], message: row["message"], customPayload: row["customPayload"],
-            numbersChallenge: row["numbersChallenge"], contextInfo: row["contextInfo"], pushType: row["pushType"])
-        notification.challenge = try opened.text(Self.field(notification))
-        return notification
+            digits: row.digits, period: row.period, counter: UInt64(bitPattern: row.counter), uid: row.uid,
+            resourceId: row.resourceId, timeAdded: Date(timeIntervalSinceReferenceDate: row.timeAdded),
+            registrationEndpoint: row.registrationEndpoint.flatMap(URL.init(string:)),
+            authenticationEndpoint: row.authenticationEndpoint.flatMap(URL.init(string:)),
+            messageId: row.messageId, challenge: try row.challenge.map { _ in try opened.text("\(field)/challenge") })
     }
 
     /// Where a mechanism's sealed fields belong: `mechanism/<uuid>` (then `/secret`, `/challenge`).
     private static func field(mechanism uuid: String) -> String { "mechanism/\(uuid)" }
 
-    private static func field(_ notification: PushNotification) -> String {
+    static func field(_ notification: PushNotification) -> String {
         field(notification: notification.mechanismUUID, messageId: notification.messageId)
     }
 

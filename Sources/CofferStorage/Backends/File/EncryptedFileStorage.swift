@@ -78,9 +78,16 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
 
     /// Makes a new primary key for this storage's alias and returns its id. The stored value still
     /// opens; the next ``save(item:)`` seals it under the new key.
+    ///
+    /// - Throws: ``StorageError/keyMissing(location:keyAlias:keyID:)`` when the key store holds
+    ///   no key but the file is sealed under one: a "rotation" would start a second key.
     @discardableResult
     public func rotateKey() async throws -> UInt32 {
-        try await encryptor.rotateKey()
+        if try await !encryptor.hasPrimaryKey(), let stored = try DurableFile(url: fileURL).read(),
+           let missing = try await encryptor.missingKey(of: stored) {
+            throw StorageError.keyMissing(location: fileURL.path, keyAlias: missing.alias, keyID: missing.id)
+        }
+        return try await encryptor.rotateKey()
     }
 }
 

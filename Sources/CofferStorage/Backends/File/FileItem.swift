@@ -15,7 +15,7 @@ struct FileItem<T: Codable & Sendable>: Storage {
 
     func save(item: T) async throws {
         try checkName()
-        try file.write(try await sealing.seal(item, identity: name))
+        try file.write(try await sealing.seal(item, identity: name, location: file.path, replacing: { try file.read() }))
     }
 
     func get() async throws -> T? {

@@ -33,7 +33,8 @@ public enum FileTrust {
     }
 
     /// Directories already checked by this process, so hot paths check each once. A directory
-    /// that passed stays trustworthy: only its owner (you) or root can change its owner or mode.
+    /// that passed stays trustworthy: only its owner (you) or root can change its owner or mode,
+    /// and no other user can swap any directory or link above it (``checkPath(_:)``).
     private static let trustedDirectories = Mutex<Set<String>>([])
 
     /// Checks the open descriptor `fd` of `path` against `requirement`.
@@ -79,6 +80,9 @@ public enum FileTrust {
     private static func checkDirectory(_ path: String, creating: Bool) throws(StorageError) -> Bool {
         let path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         if trustedDirectories.withLock({ $0.contains(path) }) { return true }
+        // No other user may be able to swap any part of the path (which makes the cache above,
+        // and opening files by path later, safe).
+        try checkPath(path)
         var created = false
         var fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd == -1, errno == ENOENT {
@@ -107,23 +111,12 @@ public enum FileTrust {
         return true
     }
 
-    /// Checks a directory Coffer is about to create something in: it must belong to you or to
-    /// root, and where others can write to it, have the sticky bit (like `/tmp`) so they cannot
-    /// rename or replace what Coffer creates there.
+    /// Checks a directory Coffer is about to create something in, and everything above it (see
+    /// ``checkPath(_:)``): it must exist, belong to you or to root, and where others can write
+    /// to it, have the sticky bit (like `/tmp`) so they cannot rename or replace what Coffer
+    /// creates there.
     static func checkCreatingIn(_ path: String) throws(StorageError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd != -1 else { throw .io(operation: "open directory", path: path, code: errno) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .io(operation: "inspect", path: path, code: errno) }
-        let owner = UInt32(info.st_uid), mode = UInt32(info.st_mode)
-        if owner != UInt32(geteuid()), owner != 0 {
-            throw .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: "it belongs to uid \(owner), not to you (uid \(geteuid())) or root")
-        }
-        if mode & 0o022 != 0, mode & UInt32(S_ISVTX) == 0 {
-            throw .untrusted(path: path, owner: owner, mode: mode & 0o7777,
-                             reason: "group or other users can write to it and it has no sticky bit, so they could replace what is created there")
-        }
+        guard try checkPath(path) else { throw .io(operation: "open directory", path: path, code: ENOENT) }
     }
 
     /// Opens an existing file for reading without following a symbolic link and checks it;

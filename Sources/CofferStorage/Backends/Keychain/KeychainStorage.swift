@@ -98,7 +98,9 @@ struct KeychainItem<T: Codable & Sendable>: Storage {
 
     func save(item: T) async throws {
         try checkNames()
-        let secret = try await sealing.seal(item, identity: identity)
+        let secret = try await sealing.seal(item, identity: identity, location: location, replacing: {
+            try await secretService.search(attributes).first?.secret
+        })
         let contentType = if case .plain = sealing { "application/json" } else { "application/octet-stream" }
         try await secretService.store(secret, attributes: attributes, label: label, contentType: contentType)
     }

@@ -54,7 +54,7 @@ struct AddCommand: AsyncParsableCommand {
                 } catch {
                     guard uris.count > 1 else { throw error }
                     failures += 1
-                    FileHandle.standardError.write(Data("coffer: \((error as? LocalizedError)?.errorDescription ?? "\(error)")\n".utf8))
+                    StandardStreams.note("coffer: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
                 }
             }
             if failures > 0 { throw CommandFailure("\(failures) of \(uris.count) URIs were not added (see above)") }
@@ -69,7 +69,7 @@ struct AddCommand: AsyncParsableCommand {
                 throw CommandFailure("give either a URI or --secret/--issuer/--account, not both")
             }
             guard uri == "-" else { return [uri] }
-            let lines = StandardInput.lines()
+            let lines = try StandardStreams.inputLines(limit: StandardStreams.uriInputLimit, what: "URIs")
             guard !lines.isEmpty else { throw CommandFailure("no URI on standard input") }
             return lines
         }
@@ -82,7 +82,7 @@ struct AddCommand: AsyncParsableCommand {
         let typedSecret: String
         switch secret {
         case "-"?:
-            guard let line = StandardInput.lines().first else { throw CommandFailure("no secret on standard input") }
+            guard let line = try StandardStreams.inputLines(limit: StandardStreams.valueInputLimit, what: "the secret").first else { throw CommandFailure("no secret on standard input") }
             typedSecret = line
         case let given?:
             typedSecret = given
@@ -95,14 +95,6 @@ struct AddCommand: AsyncParsableCommand {
         return [MechanismURI.otpauth(
             type: mechanismType, issuer: issuer, accountName: account, secret: typedSecret, algorithm: algorithm,
             digits: digits, period: period, counter: mechanismType == .hotp ? counter : nil)]
-    }
-}
-
-/// Standard input as lines without their line endings, blank lines left out.
-enum StandardInput {
-    static func lines() -> [String] {
-        let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-        return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }
 

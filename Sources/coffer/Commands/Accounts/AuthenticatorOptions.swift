@@ -101,6 +101,7 @@ enum UnreadableRecords {
                 why = "the store's key cannot be used (\(why))"
             }
         }
+        if why.hasSuffix(".") { why.removeLast() }
         return "\(count) stored record(s) cannot be read: \(why). They are left as they are: restore the key "
             + "or the records (see coffer doctor)."
     }

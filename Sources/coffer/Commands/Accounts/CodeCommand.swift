@@ -69,7 +69,11 @@ struct CodeCommand: AsyncParsableCommand {
                     }
                 }
             }
-            if let unreadable { FileHandle.standardError.write(Data("coffer: warning: \(unreadable)\n".utf8)) }
+            if let unreadable {
+                // Every account was asked for and the listing is incomplete: exit 1, as list does.
+                if query == nil { throw CommandFailure(unreadable) }
+                StandardStreams.note("coffer: warning: \(unreadable)")
+            }
             if outputs.allSatisfy({ $0.code == nil }) { throw ExitCode.failure }
         }
     }

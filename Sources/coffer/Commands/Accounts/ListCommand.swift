@@ -27,7 +27,7 @@ struct ListCommand: AsyncParsableCommand {
             }
             let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
             if showSecret {
-                FileHandle.standardError.write(Data("coffer: warning: secrets are printed below; anyone who sees them can generate your codes\n".utf8))
+                StandardStreams.note("coffer: warning: secrets are printed below; anyone who sees them can generate your codes")
             }
             if json {
                 try JSONOutput.print(entries.map { AccountSummary($0, showSecrets: showSecret) })

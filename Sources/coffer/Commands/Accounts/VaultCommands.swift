@@ -21,7 +21,7 @@ struct PasswordOptions: ParsableArguments {
         // An empty password would "encrypt" a vault that anyone can open.
         guard !password.isEmpty else { throw CommandFailure("the password is empty; nothing was written") }
         if confirm, password.count < 8 {
-            FileHandle.standardError.write(Data("coffer: warning: the password is shorter than 8 characters; the vault is easy to guess open\n".utf8))
+            StandardStreams.note("coffer: warning: the password is shorter than 8 characters; the vault is easy to guess open")
         }
         return password
     }
@@ -81,7 +81,8 @@ struct ImportCommand: AsyncParsableCommand {
             let (authenticator, _) = try options.open()
             let report = try authenticator.importAegis(entries, overwrite: overwrite)
             print("Imported \(report.imported.count) account(s).")
-            for title in report.imported { print("  imported: \(title)") }
+            for title in report.imported where !report.renumbered.contains(title) { print("  imported: \(title)") }
+            for title in report.renumbered { print("  imported under a new id (its id belongs to another stored account): \(title)") }
             for title in report.skippedExisting { print("  skipped (already there; --overwrite replaces): \(title)") }
             for title in report.unsupported { print("  not imported (type not supported): \(title)") }
         }
@@ -116,22 +117,30 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (authenticator, _) = try options.open()
+            let (authenticator, storage) = try options.open()
             let (entries, notExported) = authenticator.exportAegis()
+            // A backup that silently leaves accounts out would replace a good one exactly when
+            // it is needed: refuse, as migrate does, and leave the target alone.
+            if let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
+                throw CommandFailure("nothing was exported (\(file == "-" ? "standard output" : file) was left as it was): \(unreadable)")
+            }
             let secret = encrypt ? try password.password(prompt: "New vault password: ", confirm: true) : nil
             if !encrypt {
-                FileHandle.standardError.write(Data("coffer: warning: the vault is not encrypted; its secrets are readable by anyone who gets the file\n".utf8))
+                StandardStreams.note("coffer: warning: the vault is not encrypted; its secrets are readable by anyone who gets the file")
             }
             let data = try AegisVault.write(entries, password: secret)
             // The report goes to stderr when the vault itself goes to stdout.
-            let report = file == "-" ? FileHandle.standardError : FileHandle.standardOutput
+            let toStandardOutput = file == "-"
+            func report(_ line: String) {
+                if toStandardOutput { StandardStreams.note(line) } else { print(line) }
+            }
             if file == "-" {
-                FileHandle.standardOutput.write(data)
+                try StandardStreams.writeOutput(data)
             } else {
                 try PrivateFile.write(data, to: file)
             }
-            report.write(Data("Exported \(entries.count) account(s) to \(file == "-" ? "standard output" : file)\(encrypt ? " (encrypted)" : "").\n".utf8))
-            for title in notExported { report.write(Data("  not exported (no Aegis form): \(title)\n".utf8)) }
+            report("Exported \(entries.count) account(s) to \(file == "-" ? "standard output" : file)\(encrypt ? " (encrypted)" : "").")
+            for title in notExported { report("  not exported (no Aegis form): \(title)") }
         }
     }
 }

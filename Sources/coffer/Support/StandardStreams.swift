@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+
+/// Standard input, output and error, used so that nothing traps and nothing fails unnoticed.
+///
+/// `FileHandle.standardInput.readDataToEndOfFile()` reads without bound and traps when memory
+/// runs out, and `FileHandle.write(_:)` traps on a full disk or a closed pipe; `print` fails
+/// silently. Here input is read up to a limit, output errors become a ``CommandFailure`` (so the
+/// command exits 1 with one line), and what `print` buffered is flushed and checked before the
+/// tool exits.
+enum StandardStreams {
+    /// The most `coffer add -` reads: a few hundred URIs, or a long migration export.
+    static let uriInputLimit = 4 << 20
+    /// The most a secret or a stored value read from standard input may be.
+    static let valueInputLimit = 1 << 20
+
+    /// All of standard input, refused (after reading one byte more than `limit`, no more) when
+    /// it is longer than `limit` bytes.
+    static func readInput(limit: Int, what: String) throws -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while data.count <= limit {
+            let wanted = min(buffer.count, limit + 1 - data.count)
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, wanted) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CommandFailure("cannot read \(what) from standard input: \(String(cString: strerror(errno)))")
+            }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        throw CommandFailure("standard input holds more than \(limit / 1024) KiB, too much for \(what); nothing was read from it")
+    }
+
+    /// Standard input as lines without their line endings, blank lines left out.
+    static func inputLines(limit: Int, what: String) throws -> [String] {
+        let text = String(decoding: try readInput(limit: limit, what: what), as: UTF8.self)
+        return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Writes `data` to standard output after what `print` buffered.
+    static func writeOutput(_ data: Data) throws {
+        try flushOutput()
+        do {
+            try FileHandle.standardOutput.write(contentsOf: data)
+        } catch {
+            throw CommandFailure("could not write to standard output: \((error as NSError).localizedDescription)")
+        }
+    }
+
+    /// Flushes what `print` buffered; throws when any of it could not be written.
+    static func flushOutput() throws {
+        // C's `stdout` is a global that is never reassigned here (hence @preconcurrency).
+        let output = stdout
+        if fflush(output) != 0 || ferror(output) != 0 {
+            let reason = String(cString: strerror(errno))
+            clearerr(output)
+            throw CommandFailure("could not write to standard output: \(reason)")
+        }
+    }
+
+    /// Writes one line to standard error. A failure is ignored: there is nowhere left to say it.
+    static func note(_ line: String) {
+        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
+    }
+}
