@@ -79,6 +79,11 @@ enum SQLiteSchema {
                 t.column("sealed", .blob).notNull()
             }
         }
+        migrator.registerMigration("v3: find rows under the legacy binding without a scan") { db in
+            // Opening the store re-seals rows written before v2; without this index that check
+            // read every mechanism on every open (5 ms at 30,000 mechanisms).
+            try db.execute(sql: "CREATE INDEX mechanism_legacy_binding ON mechanism(binding) WHERE binding = 1")
+        }
         return migrator
     }
 }

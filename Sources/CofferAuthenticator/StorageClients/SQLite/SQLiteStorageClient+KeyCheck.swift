@@ -53,7 +53,8 @@ extension SQLiteStorageClient {
     func bindLegacyRows() {
         _ = diagnostics.attempt("bind legacy rows") {
             // Rows whose columns cannot be decoded are left for the readers to count.
-            let rows = try database.read { try Row.fetchAll($0, sql: "SELECT * FROM mechanism WHERE binding = ?", arguments: [MechanismBinding.legacy]) }
+            // A literal, not a parameter, so SQLite can use the partial index on it (v3).
+            let rows = try database.read { try Row.fetchAll($0, sql: "SELECT * FROM mechanism WHERE binding = \(MechanismBinding.legacy)") }
                 .compactMap { try? MechanismRow($0, store: path) }
             guard !rows.isEmpty else { return }
             let opened = sealer.open(rows.map { sealedFields(of: $0)[0] })

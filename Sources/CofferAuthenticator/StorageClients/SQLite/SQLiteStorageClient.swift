@@ -127,35 +127,32 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         }?.flatMap { row in readable("getAccount", row.recordName("account", key: "issuer")) { try Account(row, store: path) } }
     }
 
-    /// Every account. Mechanisms and notifications that no account reaches (their account row
-    /// was deleted or changed behind the client's back, with foreign keys off) are counted in
-    /// ``unreadableRecordCount`` here, so a listing never silently leaves them out.
+    /// Every account. Mechanisms that no account reaches (their account row was deleted or
+    /// changed behind the client's back, with foreign keys off) are counted in
+    /// ``unreadableRecordCount`` here, so a listing never silently leaves them out
+    /// (``getAllNotifications()`` does the same for notifications without their mechanism).
     public func getAllAccounts() -> [Account] {
         let found = attempt("getAllAccounts") {
             try database.read { db in
-                (try Row.fetchAll(db, sql: "SELECT * FROM account ORDER BY timeAdded, issuer, accountName"), try Self.orphans(in: db))
+                (try Row.fetchAll(db, sql: "SELECT * FROM account ORDER BY timeAdded, issuer, accountName"),
+                 try String.fetchAll(db, sql: """
+                    SELECT 'mechanism ' || CAST(mechanismUUID AS TEXT) FROM mechanism m
+                    WHERE NOT EXISTS (SELECT 1 FROM account a WHERE a.issuer = m.issuer AND a.accountName = m.accountName)
+                    """))
             }
         }
         guard let (rows, orphans) = found else { return [] }
-        for orphan in orphans {
-            _ = readable("getAllAccounts", orphan) { () throws -> Void in
-                throw StorageError.corrupted(location: "\(path) \(orphan)", reason: "no account owns it (its account row was deleted or changed)")
-            }
-        }
+        countOrphans(orphans, "getAllAccounts", owner: "account")
         return rows.compactMap { row in readable("getAllAccounts", row.recordName("account", key: "issuer")) { try Account(row, store: path) } }
     }
 
-    /// Mechanisms whose account row is missing, and notifications whose mechanism row is.
-    static func orphans(in db: Database) throws -> [String] {
-        let mechanisms = try String.fetchAll(db, sql: """
-            SELECT 'mechanism ' || CAST(mechanismUUID AS TEXT) FROM mechanism m
-            WHERE NOT EXISTS (SELECT 1 FROM account a WHERE a.issuer = m.issuer AND a.accountName = m.accountName)
-            """)
-        let notifications = try String.fetchAll(db, sql: """
-            SELECT 'notification ' || CAST(messageId AS TEXT) FROM notification n
-            WHERE NOT EXISTS (SELECT 1 FROM mechanism m WHERE m.mechanismUUID = n.mechanismUUID)
-            """)
-        return mechanisms + notifications
+    /// Counts records that nothing owns any more as unreadable.
+    private func countOrphans(_ orphans: [String], _ operation: String, owner: String) {
+        for orphan in orphans {
+            _ = readable(operation, orphan) { () throws -> Void in
+                throw StorageError.corrupted(location: "\(path) \(orphan)", reason: "no \(owner) owns it (its \(owner) row was deleted or changed)")
+            }
+        }
     }
 
     // MARK: - Mechanisms
@@ -258,8 +255,18 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                           arguments: [mechanism.mechanismUUID, messageId]).first
     }
 
+    /// Every notification; those whose mechanism row is gone are counted as unreadable.
     public func getAllNotifications() -> [PushNotification] {
-        readNotifications("getAllNotifications", sql: "ORDER BY timeAdded, messageId", arguments: [])
+        let orphans = attempt("getAllNotifications") {
+            try database.read { db in
+                try String.fetchAll(db, sql: """
+                    SELECT 'notification ' || CAST(messageId AS TEXT) FROM notification n
+                    WHERE NOT EXISTS (SELECT 1 FROM mechanism m WHERE m.mechanismUUID = n.mechanismUUID)
+                    """)
+            }
+        } ?? []
+        countOrphans(orphans, "getAllNotifications", owner: "mechanism")
+        return readNotifications("getAllNotifications", sql: "ORDER BY timeAdded, messageId", arguments: [])
     }
 
     @discardableResult public func isEmpty() -> Bool {
