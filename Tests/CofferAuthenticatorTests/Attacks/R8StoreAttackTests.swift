@@ -251,6 +251,35 @@ struct R8StoreAttackTests {
         #expect(reader.unreadableRecords.first?.contains("no account owns it") == true, "\(reader.unreadableRecords)")
     }
 
+    @Test("8: rows written before the binding (v1) are re-sealed under it when the store is opened with the right key")
+    func legacyRowsBound() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let keys = MemoryKeyStore()
+        try client(path, keys).insertMechanism(totp("bank-id", "Bank"))
+        // What a v1 store holds: the secret bound to its UUID alone, binding 1.
+        let encryptor = AESGCMEncryptor(keyAlias: "authenticator", keyStore: keys)
+        let legacy = try await encryptor.encrypt(data: IdentityBinding.wrap(Data(secret.utf8), identity: "mechanism/bank-id/secret"))
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE mechanism SET secret = ?, binding = 1", arguments: [legacy])
+        }
+        let plan = try await DatabaseQueue(path: path).read {
+            try Row.fetchAll($0, sql: "EXPLAIN QUERY PLAN SELECT * FROM mechanism WHERE binding = 1").map { $0["detail"] as String? ?? "" }.joined()
+        }
+        #expect(plan.contains("mechanism_legacy_binding"), "found through the partial index, not a scan: \(plan)")
+        let reopened = try client(path, keys)
+        #expect(reopened.getMechanismForUUID(uuid: "bank-id")?.secret == secret)
+        #expect(try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT binding FROM mechanism") } == 2)
+        // Now bound: the issuer cannot be changed under it.
+        var sqlite3 = Configuration()
+        sqlite3.foreignKeysEnabled = false
+        try await DatabaseQueue(path: path, configuration: sqlite3).write {
+            try $0.execute(sql: "UPDATE mechanism SET issuer = 'Mail'; UPDATE account SET issuer = 'Mail'")
+        }
+        #expect(try client(path, keys).getMechanismForUUID(uuid: "bank-id") == nil)
+    }
+
     @Test("10: a counter that cannot move on is an error, not a trap")
     func counterOverflow() throws {
         let directory = TemporaryDirectory()
