@@ -17,10 +17,10 @@ extension SQLiteStorageClient {
                 return nil
             }
             let existing = try database.read { db -> (sealed: Data, field: String)? in
-                if let row = try Row.fetchOne(db, sql: "SELECT * FROM mechanism LIMIT 1") {
+                if let row = try Row.fetchOne(db, sql: MechanismRow.select + "LIMIT 1") {
                     return sealedFields(of: try MechanismRow(row, store: path))[0]
                 }
-                if let row = try Row.fetchOne(db, sql: "SELECT * FROM notification LIMIT 1") {
+                if let row = try Row.fetchOne(db, sql: NotificationRow.select + "LIMIT 1") {
                     let stored = try NotificationRow(row, store: path)
                     return (stored.sealedChallenge, Self.field(stored.notification))
                 }
@@ -54,7 +54,7 @@ extension SQLiteStorageClient {
         _ = diagnostics.attempt("bind legacy rows") {
             // Rows whose columns cannot be decoded are left for the readers to count.
             // A literal, not a parameter, so SQLite can use the partial index on it (v3).
-            let rows = try database.read { try Row.fetchAll($0, sql: "SELECT * FROM mechanism WHERE binding = \(MechanismBinding.legacy)") }
+            let rows = try database.read { try Row.fetchAll($0, sql: MechanismRow.select + "WHERE binding = \(MechanismBinding.legacy)") }
                 .compactMap { try? MechanismRow($0, store: path) }
             guard !rows.isEmpty else { return }
             let opened = sealer.open(rows.map { sealedFields(of: $0)[0] })

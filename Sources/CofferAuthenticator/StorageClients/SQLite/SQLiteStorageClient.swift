@@ -122,7 +122,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         guard parts.count == 2 else { return nil }
         return attempt("getAccount") {
             try database.read { db in
-                try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM account WHERE issuer = ? AND accountName = ?"), arguments: [parts[0], parts[1]])
+                try Row.fetchOne(db.cachedStatement(sql: AccountRow.select + "WHERE issuer = ? AND accountName = ?"), arguments: [parts[0], parts[1]])
             }
         }?.flatMap { row in readable("getAccount", row.recordName("account", key: "issuer")) { try Account(row, store: path) } }
     }
@@ -134,7 +134,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     public func getAllAccounts() -> [Account] {
         let found = attempt("getAllAccounts") {
             try database.read { db in
-                (try Row.fetchAll(db, sql: "SELECT * FROM account ORDER BY timeAdded, issuer, accountName"),
+                (try Row.fetchAll(db, sql: AccountRow.select + "ORDER BY timeAdded, issuer, accountName"),
                  try String.fetchAll(db, sql: """
                     SELECT 'mechanism ' || CAST(mechanismUUID AS TEXT) FROM mechanism m
                     WHERE NOT EXISTS (SELECT 1 FROM account a WHERE a.issuer = m.issuer AND a.accountName = m.accountName)
@@ -195,7 +195,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     public func advanceCounter(mechanismUUID uuid: String) throws -> Mechanism {
         try diagnostics.attemptThrowing("advanceCounter") {
             while true {
-                guard let row = try database.read({ try Row.fetchOne($0.cachedStatement(sql: "SELECT * FROM mechanism WHERE mechanismUUID = ?"), arguments: [uuid]) }) else {
+                guard let row = try database.read({ try Row.fetchOne($0.cachedStatement(sql: MechanismRow.select + "WHERE mechanismUUID = ?"), arguments: [uuid]) }) else {
                     throw StorageClientError.mechanismNotFound(uuid: uuid)
                 }
                 let stored = try MechanismRow(row, store: path)
@@ -453,7 +453,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     // MARK: - Reading rows
 
     private func readMechanisms(_ operation: String, sql: String, arguments: StatementArguments) -> [Mechanism] {
-        let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM mechanism " + sql), arguments: arguments) } } ?? []
+        let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: MechanismRow.select + sql), arguments: arguments) } } ?? []
         // A row whose columns cannot even be decoded is counted now and left out of the batch.
         let decoded = rows.compactMap { row in readable(operation, row.recordName("mechanism", key: "mechanismUUID")) { try MechanismRow(row, store: path) } }
         let opened = OpenedFields(sealer, decoded.flatMap(sealedFields(of:)))
@@ -461,7 +461,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     }
 
     private func readNotifications(_ operation: String, sql: String, arguments: StatementArguments) -> [PushNotification] {
-        let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: "SELECT * FROM notification " + sql), arguments: arguments) } } ?? []
+        let rows = attempt(operation) { try database.read { try Row.fetchAll($0.cachedStatement(sql: NotificationRow.select + sql), arguments: arguments) } } ?? []
         let decoded = rows.compactMap { row in readable(operation, row.recordName("notification", key: "messageId")) { try NotificationRow(row, store: path) } }
         let opened = OpenedFields(sealer, decoded.map { ($0.sealedChallenge, Self.field($0.notification)) })
         return decoded.compactMap { row in

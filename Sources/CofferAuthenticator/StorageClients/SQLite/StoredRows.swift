@@ -25,6 +25,25 @@ extension Row {
     }
 }
 
+/// Reads a row's columns in the order they were selected, each checked. By index, not by name:
+/// a listing of 10,000 accounts decodes 100,000 values, and looking each name up costs more
+/// than decoding it.
+private struct ColumnReader {
+    let row: Row
+    let record: String
+    let columns: [String]
+    var index = 0
+
+    mutating func next<Value: DatabaseValueConvertible>() throws -> Value {
+        defer { index += 1 }
+        do {
+            return try row.decode(Value.self, atIndex: index)
+        } catch {
+            throw StorageError.corrupted(location: record, reason: "its \(columns[index]) column holds a value of the wrong type")
+        }
+    }
+}
+
 /// A `mechanism` row, every column decoded and checked.
 struct MechanismRow {
     let uuid: String
@@ -46,26 +65,32 @@ struct MechanismRow {
     /// Which ``MechanismBinding`` the secret is sealed under.
     let binding: Int
 
+    static let columns = ["mechanismUUID", "issuer", "accountName", "type", "algorithm", "secret", "digits", "period", "counter",
+                          "uid", "resourceId", "timeAdded", "registrationEndpoint", "authenticationEndpoint", "messageId",
+                          "challenge", "binding"]
+    /// `SELECT` of the columns in the order ``init(_:store:)`` reads them; add `WHERE …`.
+    static let select = "SELECT \(columns.joined(separator: ", ")) FROM mechanism "
+
     /// - Parameter store: Names the database in errors.
     init(_ row: Row, store: String) throws {
-        let record = "\(store) \(row.recordName("mechanism", key: "mechanismUUID"))"
-        uuid = try row.checked("mechanismUUID", in: record)
-        issuer = try row.checked("issuer", in: record)
-        accountName = try row.checked("accountName", in: record)
-        type = try row.checked("type", in: record)
-        algorithm = try row.checked("algorithm", in: record)
-        secret = try row.checked("secret", in: record)
-        digits = try row.checked("digits", in: record)
-        period = try row.checked("period", in: record)
-        counter = try row.checked("counter", in: record)
-        uid = try row.checked("uid", in: record)
-        resourceId = try row.checked("resourceId", in: record)
-        timeAdded = try row.checked("timeAdded", in: record)
-        registrationEndpoint = try row.checked("registrationEndpoint", in: record)
-        authenticationEndpoint = try row.checked("authenticationEndpoint", in: record)
-        messageId = try row.checked("messageId", in: record)
-        challenge = try row.checked("challenge", in: record)
-        binding = try row.checked("binding", in: record)
+        var reader = ColumnReader(row: row, record: "\(store) \(row.recordName("mechanism", key: "mechanismUUID"))", columns: Self.columns)
+        uuid = try reader.next()
+        issuer = try reader.next()
+        accountName = try reader.next()
+        type = try reader.next()
+        algorithm = try reader.next()
+        secret = try reader.next()
+        digits = try reader.next()
+        period = try reader.next()
+        counter = try reader.next()
+        uid = try reader.next()
+        resourceId = try reader.next()
+        timeAdded = try reader.next()
+        registrationEndpoint = try reader.next()
+        authenticationEndpoint = try reader.next()
+        messageId = try reader.next()
+        challenge = try reader.next()
+        binding = try reader.next()
     }
 }
 
@@ -76,32 +101,36 @@ struct NotificationRow {
     /// Its sealed challenge.
     let sealedChallenge: Data
 
+    static let columns = ["challenge", "messageId", "mechanismUUID", "ttl", "timeAdded", "pending", "approved", "loadBalanceKey",
+                          "message", "customPayload", "numbersChallenge", "contextInfo", "pushType"]
+    static let select = "SELECT \(columns.joined(separator: ", ")) FROM notification "
+
     init(_ row: Row, store: String) throws {
-        let record = "\(store) \(row.recordName("notification", key: "messageId"))"
-        sealedChallenge = try row.checked("challenge", in: record)
+        var reader = ColumnReader(row: row, record: "\(store) \(row.recordName("notification", key: "messageId"))", columns: Self.columns)
+        sealedChallenge = try reader.next()
         notification = PushNotification(
-            messageId: try row.checked("messageId", in: record), mechanismUUID: try row.checked("mechanismUUID", in: record),
-            challenge: "", ttl: try row.checked("ttl", in: record),
-            timeAdded: Date(timeIntervalSinceReferenceDate: try row.checked("timeAdded", in: record)),
-            pending: try row.checked("pending", in: record), approved: try row.checked("approved", in: record),
-            loadBalanceKey: try row.checked("loadBalanceKey", in: record), message: try row.checked("message", in: record),
-            customPayload: try row.checked("customPayload", in: record),
-            numbersChallenge: try row.checked("numbersChallenge", in: record),
-            contextInfo: try row.checked("contextInfo", in: record), pushType: try row.checked("pushType", in: record))
+            messageId: try reader.next(), mechanismUUID: try reader.next(), challenge: "", ttl: try reader.next(),
+            timeAdded: Date(timeIntervalSinceReferenceDate: try reader.next()), pending: try reader.next(), approved: try reader.next(),
+            loadBalanceKey: try reader.next(), message: try reader.next(), customPayload: try reader.next(),
+            numbersChallenge: try reader.next(), contextInfo: try reader.next(), pushType: try reader.next())
     }
 }
 
+/// An `account` row's columns, in the order ``Account/init(_:store:)`` reads them.
+enum AccountRow {
+    static let columns = ["issuer", "accountName", "displayIssuer", "displayAccountName", "imageURL", "backgroundColor", "timeAdded",
+                          "policies", "lockingPolicy", "isLocked"]
+    static let select = "SELECT \(columns.joined(separator: ", ")) FROM account "
+}
+
 extension Account {
-    /// An `account` row, every column decoded and checked.
+    /// An `account` row (selected with ``AccountRow/select``), every column decoded and checked.
     init(_ row: Row, store: String) throws {
-        let record = "\(store) account \((try? row.decode(String.self, forColumn: "issuer")) ?? "?")"
+        var reader = ColumnReader(row: row, record: "\(store) \(row.recordName("account", key: "issuer"))", columns: AccountRow.columns)
         self.init(
-            issuer: try row.checked("issuer", in: record), accountName: try row.checked("accountName", in: record),
-            displayIssuer: try row.checked("displayIssuer", in: record),
-            displayAccountName: try row.checked("displayAccountName", in: record),
-            imageURL: try row.checked("imageURL", in: record), backgroundColor: try row.checked("backgroundColor", in: record),
-            timeAdded: Date(timeIntervalSinceReferenceDate: try row.checked("timeAdded", in: record)),
-            policies: try row.checked("policies", in: record), lockingPolicy: try row.checked("lockingPolicy", in: record),
-            isLocked: try row.checked("isLocked", in: record))
+            issuer: try reader.next(), accountName: try reader.next(), displayIssuer: try reader.next(),
+            displayAccountName: try reader.next(), imageURL: try reader.next(), backgroundColor: try reader.next(),
+            timeAdded: Date(timeIntervalSinceReferenceDate: try reader.next()), policies: try reader.next(),
+            lockingPolicy: try reader.next(), isLocked: try reader.next())
     }
 }
