@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferStorage
 import Logging
 
 /// The `coffer` command-line tool.
@@ -13,10 +14,11 @@ struct Coffer: AsyncParsableCommand {
             OS keyring when there is one, else in a 0600 key file.
 
             Try it:
-              coffer add 'otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP&issuer=Example'
+              echo 'otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP' | coffer add -
               coffer code example
               coffer store put greeting 'Hello from Coffer'
             """,
+        version: CofferVersion.current,
         subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, RemoveCommand.self, RenameCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, DoctorCommand.self, StoreCommand.self])
 
     static func main() async {
@@ -24,6 +26,11 @@ struct Coffer: AsyncParsableCommand {
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = LogLevelOption.fromEnvironment()
             return handler
+        }
+        let commands = configuration.subcommands.map { $0._commandName } + ["help"]
+        if let typed = CommandLine.arguments.dropFirst().first, let message = CommandSuggestion.message(for: typed, commands: commands) {
+            StandardStreams.note("coffer: \(message)")
+            exit(withError: ExitCode.failure)
         }
         do {
             var command = try parseAsRoot()

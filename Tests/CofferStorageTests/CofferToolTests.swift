@@ -74,7 +74,8 @@ struct CofferToolTests {
 
         let bad = try await coffer.run(["store", "put", "../escape", "x"])
         #expect(bad.status == 1)
-        #expect(bad.stderr.contains("cannot be used"))
+        #expect(bad.stderr.contains("cannot be a store name"))
+        #expect(!bad.stderr.contains("directory"), "no library advice (`pass the folder as directory`) in the tool")
     }
 
     /// R7: a store, an authenticator database with an account, and their keys, created under

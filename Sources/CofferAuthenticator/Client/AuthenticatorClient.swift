@@ -71,6 +71,41 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
     }
 
+    /// Adds the account of a URI again, replacing its mechanisms of the same types: a
+    /// re-enrolment, when the issuer has given a new QR code. The names shown (``Account/displayIssuer``,
+    /// ``Account/displayAccountName``) and the time the account was added are kept. A stored
+    /// mechanism that cannot be read is never replaced
+    /// (``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)``).
+    @discardableResult
+    public func addAccount(uri: String, replacing: Bool) throws(AuthenticatorError) -> AccountEntry {
+        guard replacing else { return try addAccount(uri: uri) }
+        let parsed: MechanismURI.Parsed
+        do {
+            parsed = try MechanismURI.parse(uri, now: clock())
+        } catch {
+            throw .invalidURI(error)
+        }
+        return try withStorage { (storage) throws(AuthenticatorError) in
+            let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
+            let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
+            for old in current where parsed.mechanisms.contains(where: { $0.type == old.type }) {
+                for notification in storage.getAllNotificationsForMechanism(mechanism: old) {
+                    try write(storage.removeNotification(notification: notification), "remove a notification", storage)
+                }
+                try write(storage.removeMechanism(mechanism: old), "replace the \(old.type.rawValue) mechanism", storage)
+            }
+            try insert(parsed.mechanisms, into: storage, accountIsNew: existing == nil)
+            var account = parsed.account
+            if let existing {
+                account.timeAdded = existing.timeAdded
+                account.displayIssuer = existing.displayIssuer ?? account.displayIssuer
+                account.displayAccountName = existing.displayAccountName
+            }
+            try write(storage.setAccount(account: account), "store the account", storage)
+            return AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: [])
+        }
+    }
+
     /// Inserts `mechanisms` with ``StorageClient/insertMechanism(_:)``, which never replaces a
     /// stored one (readable or not) and is atomic across processes in the built-in clients:
     /// of two processes adding the same account at once, exactly one succeeds. If one of them

@@ -46,6 +46,12 @@ public struct Account: Codable, Sendable, Hashable {
         self.isLocked = isLocked
     }
 
+    /// The issuer name to show: ``displayIssuer`` when set, else ``issuer``.
+    public var shownIssuer: String { displayIssuer ?? issuer }
+
+    /// The account name to show: ``displayAccountName`` when set, else ``accountName``.
+    public var shownAccountName: String { displayAccountName ?? accountName }
+
     /// The account's identity as one string: `issuer-accountName`, each part with `%` and `-`
     /// percent-encoded, so distinct accounts never share an identifier.
     public var identifier: String { Self.identifier(issuer: issuer, accountName: accountName) }

@@ -118,8 +118,10 @@ public enum MechanismURI {
     private static func makeAccount(_ label: Label, _ parameters: Parameters, issuerIsBase64: Bool, now: Date) throws(URIParseError) -> Account {
         var issuer = label.issuer
         var displayIssuer: String?
-        if let raw = parameters["issuer"] {
-            let fromParameter = issuerIsBase64 ? (Base64Text.decodeText(raw) ?? raw) : raw
+        // A whitespace-only issuer says nothing either.
+        if let raw = parameters["issuer"],
+           case let fromParameter = (issuerIsBase64 ? (Base64Text.decodeText(raw) ?? raw) : raw).trimmingCharacters(in: .whitespaces),
+           !fromParameter.isEmpty {
             try checkName(fromParameter, parameter: "issuer")
             if let labelIssuer = label.issuer, labelIssuer != fromParameter { displayIssuer = labelIssuer }
             issuer = fromParameter

@@ -217,11 +217,13 @@ public enum AegisVault {
 
     // MARK: - Conversion
 
-    /// The vault entry for an OATH mechanism of `account` (push mechanisms have no Aegis form).
+    /// The vault entry for an OATH mechanism of `account` (push mechanisms have no Aegis form),
+    /// under the names shown for the account (a renamed account is exported as renamed).
     public static func entry(account: Account, mechanism: Mechanism) -> Entry? {
         guard mechanism.type != .push else { return nil }
         return Entry(
-            type: mechanism.type.rawValue, uuid: mechanism.mechanismUUID.lowercased(), name: account.accountName, issuer: account.issuer,
+            type: mechanism.type.rawValue, uuid: mechanism.mechanismUUID.lowercased(), name: account.shownAccountName,
+            issuer: account.shownIssuer,
             note: nil,
             info: Entry.Info(secret: mechanism.secret, algo: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
                              period: mechanism.type == .totp ? mechanism.period : nil,

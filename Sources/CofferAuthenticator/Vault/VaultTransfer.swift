@@ -75,7 +75,7 @@ extension AuthenticatorClient {
                 if let entry = AegisVault.entry(account: listed.account, mechanism: mechanism) {
                     entries.append(entry)
                 } else {
-                    notExported.append("\(listed.account.issuer): \(listed.account.accountName) (\(mechanism.type.rawValue))")
+                    notExported.append("\(listed.account.shownIssuer): \(listed.account.shownAccountName) (\(mechanism.type.rawValue))")
                 }
             }
         }

@@ -18,7 +18,7 @@ struct StoreCommand: AsyncParsableCommand {
 
             Examples:
               coffer store put api-token 'abc123'
-              printf '%s' "$TOKEN" | coffer store put api-token     # keeps the value out of `ps`
+              printf '%s' "$TOKEN" | coffer store put api-token    # not in `ps`
               coffer store get api-token
               coffer store list
               coffer store rotate-key
@@ -35,6 +35,7 @@ struct StoreCommand: AsyncParsableCommand {
 
 
     static func storage(named name: String, in options: DataOptions, backend: StoreBackend) throws -> StorageDelegate<String> {
+        try StoreName.check(name)
         switch backend {
         case .file:
             return EncryptedFileStorage<String>(
@@ -109,8 +110,8 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let value = try self.value ?? readStandardInput()
-                try await StoreCommand.requireKeyNotLost(options, backend: backend.backend)
-                try await StoreCommand.storage(named: name, in: options, backend: backend.backend).save(item: value)
+                try await StoreCommand.requireKeyNotLost(options, backend: try backend.backend())
+                try await StoreCommand.storage(named: name, in: options, backend: try backend.backend()).save(item: value)
             }
         }
 
@@ -137,7 +138,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                guard let value = try await StoreCommand.storage(named: name, in: options, backend: backend.backend).get() else {
+                guard let value = try await StoreCommand.storage(named: name, in: options, backend: try backend.backend()).get() else {
                     throw CommandFailure("nothing is stored under '\(name)'; store it with `coffer store put \(name) VALUE`")
                 }
                 print(value)
@@ -158,7 +159,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                try await StoreCommand.storage(named: name, in: options, backend: backend.backend).delete()
+                try await StoreCommand.storage(named: name, in: options, backend: try backend.backend()).delete()
             }
         }
     }
@@ -173,7 +174,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let names = try await StoreCommand.names(in: options, backend: backend.backend)
+                let names = try await StoreCommand.names(in: options, backend: try backend.backend())
                 if json {
                     try JSONOutput.print(names)
                 } else {
@@ -200,8 +201,8 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                try await StoreCommand.requireKeyNotLost(options, backend: backend.backend)
-                let key = try await StoreCommand.keyStore(in: options, backend: backend.backend)
+                try await StoreCommand.requireKeyNotLost(options, backend: try backend.backend())
+                let key = try await StoreCommand.keyStore(in: options, backend: try backend.backend())
                     .rotateKey(for: StoreCommand.keyAlias)
                 print("new key id: \(key.id)")
             }
@@ -215,17 +216,37 @@ enum StoreBackend: String, ExpressibleByArgument, CaseIterable {
     case keychain
 }
 
-/// `--backend file|keychain`, defaulting to `$COFFER_BACKEND`, else `file`.
+/// `--backend file|keychain`, defaulting to `$COFFER_STORE_BACKEND`, else `file`.
+///
+/// A variable of its own: the accounts' `COFFER_BACKEND` takes `sqlite|keychain`, and one
+/// variable for both made `COFFER_BACKEND=sqlite` meaningless here.
 struct StoreBackendOption: ParsableArguments {
     @Option(
         name: .customLong("backend"),
         help: ArgumentHelp(
             "Where values are kept: file (encrypted files, works everywhere) or keychain (the OS keyring).",
-            discussion: "Defaults to $COFFER_BACKEND, else file.",
+            discussion: "Defaults to $COFFER_STORE_BACKEND, else file.",
             valueName: "file|keychain"))
     var explicit: StoreBackend?
 
-    var backend: StoreBackend {
-        explicit ?? ProcessInfo.processInfo.environment["COFFER_BACKEND"].flatMap(StoreBackend.init(rawValue:)) ?? .file
+    func backend() throws -> StoreBackend {
+        if let explicit { return explicit }
+        guard let variable = ProcessInfo.processInfo.environment["COFFER_STORE_BACKEND"], !variable.isEmpty else { return .file }
+        guard let backend = StoreBackend(rawValue: variable) else {
+            throw CommandFailure("COFFER_STORE_BACKEND is '\(variable)'; it must be file or keychain")
+        }
+        return backend
+    }
+}
+
+/// The names `coffer store` accepts, checked here so that the message speaks of the command,
+/// not of the library's parameters.
+enum StoreName {
+    static func check(_ name: String) throws {
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        guard !name.isEmpty, !name.hasPrefix("."), name.utf8.count <= 200,
+              name.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
+            throw CommandFailure("'\(name)' cannot be a store name: use letters, digits, '.', '-' and '_' (not first '.'), at most 200")
+        }
     }
 }

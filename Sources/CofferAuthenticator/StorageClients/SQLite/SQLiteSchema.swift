@@ -1,3 +1,4 @@
+import CofferStorage
 import GRDB
 
 /// The SQLite schema of ``SQLiteStorageClient``, as versioned migrations.
@@ -8,6 +9,18 @@ import GRDB
 /// name are bound to the sealed secret (``MechanismBinding``). Times are REAL seconds since Foundation's reference date
 /// (2001-01-01 00:00:00 UTC), which round-trips a `Date` exactly.
 enum SQLiteSchema {
+    /// Refuses a database that is not Coffer's (tables, but no migrations Coffer ran) or that a
+    /// newer Coffer migrated further than this one knows, before anything is written to it.
+    static func checkOwnership(_ db: Database, path: String) throws {
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        if !tables.isEmpty, !tables.contains("grdb_migrations") {
+            throw StorageError.corrupted(location: path, reason: "it is a SQLite database, but not Coffer's: it holds tables Coffer did not make (\(tables.prefix(3).joined(separator: ", ")))")
+        }
+        if try migrator.hasBeenSuperseded(db) {
+            throw StorageError.corrupted(location: path, reason: "it was written by a newer version of Coffer than this one; upgrade Coffer to use it")
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: accounts, mechanisms, notifications, device token") { db in

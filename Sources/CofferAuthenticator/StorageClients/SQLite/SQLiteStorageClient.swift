@@ -55,10 +55,20 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         // at once would otherwise get "database is locked" (that switch ignores the busy
         // timeout). One open at a time, across processes.
         let opening = FileLock(path: path + ".open-lock")
-        database = try opening.withExclusiveLock {
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            try SQLiteSchema.migrator.migrate(pool)
-            return pool
+        do {
+            database = try opening.withExclusiveLock {
+                // Read-only first: a file that is not Coffer's must not be touched, and opening a
+                // pool would already switch it to WAL.
+                var inspecting = Configuration()
+                inspecting.readonly = true
+                inspecting.busyMode = .timeout(10)
+                try DatabaseQueue(path: path, configuration: inspecting).read { try SQLiteSchema.checkOwnership($0, path: path) }
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try SQLiteSchema.migrator.migrate(pool)
+                return pool
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+            throw StorageError.corrupted(location: path, reason: "it is not a SQLite database, or it is damaged (SQLite says: \(error.message ?? "\(error.resultCode)"))")
         }
         keyState = Mutex(nil)
         if let problem = findKeyProblem() {

@@ -152,18 +152,15 @@ public enum KeyStoreSelection {
 
     /// The location recorded in `directory`, or `nil` before the first choice.
     public static func recordedLocation(in directory: URL, record: String = "keystore") throws(SelectionError) -> Location? {
-        let file = DurableFile(url: directory.appendingPathComponent(record))
-        let path = file.path
-        let data: Data?
+        let file = RecordFile(directory.appendingPathComponent(record))
+        let text: String?
         do {
-            data = try file.read()
+            text = try file.read()
         } catch {
-            throw .unreadable(path: path, cause: error)
+            throw .unreadable(path: file.path, cause: error)
         }
-        guard let data else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let location = Location(rawValue: trimmed) else { throw .unknownLocation(path: path, text: trimmed) }
+        guard let text else { return nil }
+        guard let location = Location(rawValue: text) else { throw .unknownLocation(path: file.path, text: text) }
         return location
     }
 
@@ -187,7 +184,7 @@ public enum KeyStoreSelection {
                 logger.info("keeping the key in the OS keyring (Secret Service)")
                 location = .secretService
             }
-            try DurableFile(url: directory.appendingPathComponent(record)).write(Data((location.rawValue + "\n").utf8))
+            try RecordFile(directory.appendingPathComponent(record)).write(location.rawValue)
             return location == .file ? fileStore : SecretServiceKeyStore()
         }
     }

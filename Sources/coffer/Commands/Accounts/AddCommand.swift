@@ -17,7 +17,8 @@ struct AddCommand: AsyncParsableCommand {
               printf '%s\\n' "$URI" | coffer add -
               coffer add - < uris.txt
               coffer add --issuer Example --account alice          # asks for the secret
-              coffer add --type hotp --counter 0 --issuer Bank --account bob --secret - < secret.txt
+              coffer add --type hotp --issuer Bank --account bob --secret - < key.txt
+              printf '%s\\n' "$NEW_URI" | coffer add --replace -   # after a new QR code
             """)
 
     @Argument(help: ArgumentHelp("The URI, or - to read URIs from standard input, one per line. Omit it to type the account in.",
@@ -29,11 +30,13 @@ struct AddCommand: AsyncParsableCommand {
     var secret: String?
     @Option(help: "The issuer (the service).") var issuer: String?
     @Option(help: "The account name at the issuer.") var account: String?
-    @Option(help: "totp or hotp.") var type: String = "totp"
+    @Option(help: "The kind of code.") var type: TypedMechanism = .totp
     @Option(help: "Digits per code, 6 to 8.") var digits: Int = 6
     @Option(help: "TOTP time step in seconds.") var period: Int = 30
-    @Option(help: "SHA1, SHA256 or SHA512.") var algorithm: String = "SHA1"
+    @Option(help: "The hash.") var algorithm: OathAlgorithm = .sha1
     @Option(help: "HOTP: the next counter value.") var counter: UInt64 = 0
+    @Flag(help: "Replace the account's mechanism of the same type (re-enrolment, after the issuer gave a new QR code).")
+    var replace = false
     @Flag(help: "Print the added account as JSON.") var json = false
 
     @OptionGroup var options: AuthenticatorOptions
@@ -45,7 +48,13 @@ struct AddCommand: AsyncParsableCommand {
             var failures = 0
             for uri in uris {
                 do {
-                    let entry = try authenticator.addAccount(uri: uri)
+                    let entry: AccountEntry
+                    do {
+                        entry = try authenticator.addAccount(uri: uri, replacing: replace)
+                    } catch AuthenticatorError.duplicateMechanism(let type, let issuer, let accountName) {
+                        throw CommandFailure("\(issuer): \(accountName) already has a \(type.rawValue.uppercased()) mechanism. "
+                            + "To enrol it again with a new QR code, add it with --replace; to keep both, remove the old one first.")
+                    }
                     if json {
                         try JSONOutput.print(AccountSummary(entry, showSecrets: false))
                     } else {
@@ -73,12 +82,11 @@ struct AddCommand: AsyncParsableCommand {
             guard !lines.isEmpty else { throw CommandFailure("no URI on standard input") }
             return lines
         }
-        guard let issuer, let account else {
+        guard let issuer = issuer?.trimmingCharacters(in: .whitespaces), let account = account?.trimmingCharacters(in: .whitespaces) else {
             throw CommandFailure("give a URI (or - to read it from standard input), or --issuer and --account (see coffer add --help)")
         }
-        guard let mechanismType = MechanismType(rawValue: type.lowercased()), mechanismType != .push else {
-            throw CommandFailure("--type must be totp or hotp")
-        }
+        guard !issuer.isEmpty, !account.isEmpty else { throw CommandFailure("--issuer and --account must not be empty") }
+        let mechanismType = type.mechanismType
         let typedSecret: String
         switch secret {
         case "-"?:
@@ -93,47 +101,29 @@ struct AddCommand: AsyncParsableCommand {
             typedSecret = try HiddenPrompt.read("Secret (base32): ")
         }
         return [MechanismURI.otpauth(
-            type: mechanismType, issuer: issuer, accountName: account, secret: typedSecret, algorithm: algorithm,
+            type: mechanismType, issuer: issuer, accountName: account, secret: typedSecret, algorithm: algorithm.rawValue.uppercased(),
             digits: digits, period: period, counter: mechanismType == .hotp ? counter : nil)]
     }
 }
 
-/// An account as `--json` shows it. Secrets only with `--show-secret`.
-struct AccountSummary: Encodable {
-    struct MechanismSummary: Encodable {
-        let uuid: String
-        let type: String
-        let algorithm: String?
-        let digits: Int?
-        let period: Int?
-        let counter: UInt64?
-        let secret: String?
-    }
+/// What `coffer add --type` accepts: the kinds of code an account can be typed in as.
+enum TypedMechanism: String, ExpressibleByArgument, CaseIterable {
+    case totp, hotp
 
-    let issuer: String
-    let accountName: String
-    let displayIssuer: String?
-    let displayAccountName: String?
-    let locked: Bool
-    let lockingPolicy: String?
-    let added: Date
-    let mechanisms: [MechanismSummary]
-
-    init(_ entry: AccountEntry, showSecrets: Bool) {
-        issuer = entry.account.issuer
-        accountName = entry.account.accountName
-        displayIssuer = entry.account.displayIssuer
-        displayAccountName = entry.account.displayAccountName
-        locked = entry.account.isLocked
-        lockingPolicy = entry.account.lockingPolicy
-        added = entry.account.timeAdded
-        mechanisms = entry.mechanisms.map { mechanism in
-            let oath = mechanism.type != .push
-            return MechanismSummary(
-                uuid: mechanism.mechanismUUID, type: mechanism.type.rawValue,
-                algorithm: oath ? mechanism.algorithm.rawValue.uppercased() : nil, digits: oath ? mechanism.digits : nil,
-                period: mechanism.type == .totp ? mechanism.period : nil, counter: mechanism.type == .hotp ? mechanism.counter : nil,
-                secret: showSecrets ? mechanism.secret : nil)
+    var mechanismType: MechanismType {
+        switch self {
+        case .totp: .totp
+        case .hotp: .hotp
         }
     }
+}
+
+extension OathAlgorithm: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(uriValue: argument)
+    }
+
+    public var defaultValueDescription: String { rawValue.uppercased() }
+
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue.uppercased() } }
 }

@@ -20,17 +20,48 @@ struct AuthenticatorOptions: ParsableArguments {
         name: .customLong("backend"),
         help: ArgumentHelp(
             "Where accounts are kept: sqlite (a file in the data directory, works everywhere) or keychain (the OS keyring).",
-            discussion: "Defaults to $COFFER_BACKEND, else sqlite.",
+            discussion: "Defaults to $COFFER_BACKEND, else the backend recorded in the data directory by coffer migrate, else sqlite.",
             valueName: "sqlite|keychain"))
     var explicitBackend: AuthenticatorBackend?
 
+    /// The file in the data directory that records where accounts are kept, written by
+    /// `coffer migrate` so that plain commands follow the accounts.
+    static let backendRecord = "authenticator.backend"
+
+    /// The backend in effect: `--backend`, `$COFFER_BACKEND`, the recorded one, or sqlite.
     func backend() throws -> AuthenticatorBackend {
         if let explicitBackend { return explicitBackend }
-        guard let variable = ProcessInfo.processInfo.environment["COFFER_BACKEND"], !variable.isEmpty else { return .sqlite }
-        guard let backend = AuthenticatorBackend(rawValue: variable) else {
-            throw CommandFailure("COFFER_BACKEND is '\(variable)'; for accounts it must be sqlite or keychain")
+        if let variable = ProcessInfo.processInfo.environment["COFFER_BACKEND"], !variable.isEmpty {
+            guard let backend = AuthenticatorBackend(rawValue: variable) else {
+                throw CommandFailure("COFFER_BACKEND is '\(variable)'; for accounts it must be sqlite or keychain "
+                    + "(coffer store reads COFFER_STORE_BACKEND)")
+            }
+            return backend
+        }
+        return try Self.recordedBackend(in: data.directory) ?? .sqlite
+    }
+
+    /// The backend `coffer migrate` recorded in `directory`, if any.
+    static func recordedBackend(in directory: URL) throws -> AuthenticatorBackend? {
+        let record = RecordFile(directory.appendingPathComponent(backendRecord))
+        guard let text = try record.read() else { return nil }
+        guard let backend = AuthenticatorBackend(rawValue: text) else {
+            throw CommandFailure("\(record.path) says '\(text)', which is not sqlite or keychain; fix or remove it")
         }
         return backend
+    }
+
+    /// Records `backend` as where the accounts are (after a migration).
+    static func record(_ backend: AuthenticatorBackend, in directory: URL) throws {
+        try RecordFile(directory.appendingPathComponent(backendRecord)).write(backend.rawValue)
+    }
+
+    /// Where the chosen backend keeps accounts, in words.
+    func location() throws -> String {
+        switch try backend() {
+        case .sqlite: DefaultAuthenticatorStorage.databaseURL(in: data.directory).path
+        case .keychain: "the OS keyring (service org.coffer.authenticator.*)"
+        }
     }
 
     /// Opens the storage client (of the chosen backend, or `backend`) and an authenticator over it.
@@ -42,34 +73,6 @@ struct AuthenticatorOptions: ParsableArguments {
         case .keychain: storage = try KeychainStorageClient.make(logger: logger)
         }
         return (AuthenticatorClient(storage: storage, logger: logger), storage)
-    }
-}
-
-/// Finds accounts by a query a person types: a case-insensitive piece of the issuer or account
-/// name, or `issuer:account` for an exact pair.
-enum AccountQuery {
-    /// The accounts `query` names, with their mechanisms; only their secrets are read.
-    static func entries(matching query: String?, _ authenticator: AuthenticatorClient, _ storage: any StorageClient) -> [AccountEntry] {
-        let wanted = Set(matches(query, in: storage.getAllAccounts()).map(\.identifier))
-        return authenticator.accounts { wanted.contains($0.identifier) }
-    }
-
-    static func matches(_ query: String?, in accounts: [Account]) -> [Account] {
-        guard let query, !query.isEmpty else { return accounts }
-        if let colon = query.firstIndex(of: ":") {
-            let issuer = query[..<colon].lowercased(), name = query[query.index(after: colon)...].lowercased()
-            let exact = accounts.filter { $0.issuer.lowercased() == issuer && $0.accountName.lowercased() == name }
-            if !exact.isEmpty { return exact }
-        }
-        let needle = query.lowercased()
-        return accounts.filter {
-            [$0.issuer, $0.accountName, $0.displayIssuer ?? "", $0.displayAccountName ?? ""].contains { $0.lowercased().contains(needle) }
-        }
-    }
-
-    /// `Issuer: account`, with display names when set.
-    static func title(_ account: Account) -> String {
-        "\(account.displayIssuer ?? account.issuer): \(account.displayAccountName ?? account.accountName)"
     }
 }
 

@@ -8,18 +8,24 @@ struct CodeCommand: AsyncParsableCommand {
         commandName: "code",
         abstract: "Print the current code of every matching account.",
         discussion: """
-            QUERY matches part of the issuer or account name (case does not matter), or an exact \
-            'issuer:account'. With no QUERY, every account's code is printed. A HOTP code moves its \
-            counter on: each run prints the next code. Exits with status 1 when nothing matches.
+            QUERY matches part of the issuer or account name, or the whole 'Issuer: account' as \
+            list prints it; case and accents do not matter. With no QUERY, every TOTP account's \
+            code is printed. A HOTP code uses up its counter value, so one is issued only when \
+            QUERY names exactly one account; other HOTP accounts are listed without a code. \
+            Exits with status 1 when nothing matches.
 
             Examples:
               coffer code
               coffer code github
-              coffer code 'Example:alice@example.com' --json
+              coffer code 'GitHub: alice' --raw
+              coffer code github --copy
+              coffer code --watch --next
             """)
 
-    @Argument(help: "Which accounts.") var query: String?
+    @Argument(help: ArgumentHelp("Which accounts.", valueName: "query"), completion: .custom(AccountCompletion.titles))
+    var query: String?
     @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Print only the code, nothing else (QUERY must name one account).") var raw = false
     @OptionGroup var options: AuthenticatorOptions
 
     struct CodeOutput: Encodable {
@@ -28,53 +34,78 @@ struct CodeCommand: AsyncParsableCommand {
         let type: String
         let code: String?
         let secondsRemaining: Int?
+        /// Why there is no code: an error, or a HOTP account not asked for by name.
         let error: String?
+        let note: String?
     }
 
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let matches = AccountQuery.entries(matching: query, authenticator, storage)
+            let entries = AccountQuery.entries(matching: query, authenticator, storage)
                 .filter { $0.mechanisms.contains { $0.type != .push } }
             let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
-            guard !matches.isEmpty else {
+            guard !entries.isEmpty else {
                 if let unreadable { throw CommandFailure(unreadable) }
                 throw CommandFailure(query.map { "no account with a code matches '\($0)'; see coffer list" }
                                      ?? "no accounts with codes yet; add one with coffer add")
             }
-            var outputs: [CodeOutput] = []
-            for entry in matches {
-                for mechanism in entry.mechanisms where mechanism.type != .push {
-                    do {
-                        let code = try authenticator.code(for: mechanism)
-                        outputs.append(CodeOutput(issuer: entry.account.issuer, accountName: entry.account.accountName,
-                                                  type: mechanism.type.rawValue, code: code.code,
-                                                  secondsRemaining: code.secondsRemaining(), error: nil))
-                    } catch {
-                        outputs.append(CodeOutput(issuer: entry.account.issuer, accountName: entry.account.accountName,
-                                                  type: mechanism.type.rawValue, code: nil, secondsRemaining: nil,
-                                                  error: error.localizedDescription))
-                    }
-                }
+            if raw, entries.count != 1 {
+                throw CommandFailure("--raw prints one code, and '\(query ?? "")' matches \(entries.count) accounts; "
+                    + "name one as it is listed, for example '\(AccountQuery.title(entries[0].account))'")
             }
-            if json {
+            let outputs = codes(for: entries, authenticator)
+            if raw {
+                guard outputs.count == 1, let code = outputs[0].code else {
+                    throw CommandFailure(outputs.first?.error ?? "that account has more than one code; ask for it without --raw")
+                }
+                print(code)
+            } else if json {
                 try JSONOutput.print(outputs)
             } else {
-                for output in outputs {
-                    let title = "\(output.issuer): \(output.accountName)"
-                    if let code = output.code {
-                        print("\(title)  \(code)" + (output.secondsRemaining.map { "  \($0)s left" } ?? ""))
-                    } else {
-                        print("\(title)  (no code: \(output.error ?? "unknown error"))")
-                    }
-                }
+                for output in outputs { print(Self.line(output)) }
             }
             if let unreadable {
                 // Every account was asked for and the listing is incomplete: exit 1, as list does.
                 if query == nil { throw CommandFailure(unreadable) }
                 StandardStreams.note("coffer: warning: \(unreadable)")
             }
-            if outputs.allSatisfy({ $0.code == nil }) { throw ExitCode.failure }
+            if outputs.allSatisfy({ $0.code == nil }), outputs.contains(where: { $0.error != nil }) { throw ExitCode.failure }
         }
+    }
+
+    /// The codes of `entries`. A HOTP code uses up its counter value, so it is issued only when
+    /// the query names exactly one account; with no query, or several matches, HOTP accounts
+    /// are listed without one.
+    private func codes(for entries: [AccountEntry], _ authenticator: AuthenticatorClient) -> [CodeOutput] {
+        let issuesHOTP = query != nil && entries.count == 1
+        var outputs: [CodeOutput] = []
+        for entry in entries {
+            let issuer = entry.account.shownIssuer, name = entry.account.shownAccountName
+            for mechanism in entry.mechanisms where mechanism.type != .push {
+                if mechanism.type == .hotp, !issuesHOTP {
+                    outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: nil,
+                                              secondsRemaining: nil, error: nil,
+                                              note: "HOTP: run coffer code '\(AccountQuery.title(entry.account))' for the next code"))
+                    continue
+                }
+                do {
+                    let code = try authenticator.code(for: mechanism)
+                    outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: code.code,
+                                              secondsRemaining: code.secondsRemaining(), error: nil, note: nil))
+                } catch {
+                    outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: nil,
+                                              secondsRemaining: nil, error: error.localizedDescription, note: nil))
+                }
+            }
+        }
+        return outputs
+    }
+
+    private static func line(_ output: CodeOutput) -> String {
+        let title = "\(output.issuer): \(output.accountName)"
+        if let code = output.code { return "\(title)  \(code)" + (output.secondsRemaining.map { "  \($0)s left" } ?? "") }
+        if let note = output.note { return "\(title)  (\(note))" }
+        return "\(title)  (no code: \(output.error ?? "unknown error"))"
     }
 }

@@ -35,15 +35,16 @@ struct ListCommand: AsyncParsableCommand {
                 return
             }
             guard !entries.isEmpty else {
-                print("No accounts yet. Add one with: coffer add 'otpauth://totp/Issuer:you?secret=BASE32SECRET'")
+                print("No accounts yet in \(try options.location()). Add one with: coffer add -  (then paste the otpauth:// URI)")
                 return
             }
+            print("Accounts in \(try options.location()):")
             for entry in entries {
                 let types = entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")
                 let lock = entry.account.isLocked ? "  [locked\(entry.account.lockingPolicy.map { ": \($0)" } ?? "")]" : ""
-                print("\(AccountQuery.title(entry.account))  \(types)\(lock)")
+                print("  \(AccountQuery.title(entry.account))  \(types)\(lock)")
                 if showSecret {
-                    for mechanism in entry.mechanisms { print("    \(mechanism.type.rawValue) secret: \(mechanism.secret)") }
+                    for mechanism in entry.mechanisms { print("      \(mechanism.type.rawValue) secret: \(mechanism.secret)") }
                 }
             }
             // The listing is incomplete: say so, and exit 1 so scripts notice.

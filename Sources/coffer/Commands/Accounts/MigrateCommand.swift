@@ -13,7 +13,7 @@ struct MigrateCommand: AsyncParsableCommand {
             accounts, the source is left as it was.
 
             Examples:
-              coffer migrate --to keychain              # from the SQLite file into the OS keyring
+              coffer migrate --to keychain        # from the SQLite file to the keyring
               coffer migrate --backend keychain --to sqlite
             """)
 
@@ -27,7 +27,10 @@ struct MigrateCommand: AsyncParsableCommand {
             let (_, source) = try options.open()
             let target = try options.open(backend: to).1
             let report = try StorageMigration.move(from: source, to: target)
+            // Plain commands follow the accounts from now on.
+            try AuthenticatorOptions.record(to, in: options.data.directory)
             print("Moved \(report.accounts) account(s), \(report.mechanisms) mechanism(s) and \(report.notifications) notification(s) from \(from.rawValue) to \(to.rawValue).")
+            print("Commands now use \(to.rawValue) (recorded in \(options.data.directory.appendingPathComponent(AuthenticatorOptions.backendRecord).path)).")
         }
     }
 }

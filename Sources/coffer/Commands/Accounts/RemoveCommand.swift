@@ -16,7 +16,7 @@ struct RemoveCommand: AsyncParsableCommand {
               coffer remove 'Example:alice@example.com' --yes
             """)
 
-    @Argument(help: "Which account.") var query: String
+    @Argument(help: "Which account.", completion: .custom(AccountCompletion.titles)) var query: String
     @Flag(name: .shortAndLong, help: "Do not ask for confirmation.") var yes = false
     @OptionGroup var options: AuthenticatorOptions
 
@@ -26,16 +26,13 @@ struct RemoveCommand: AsyncParsableCommand {
             let matches = AccountQuery.entries(matching: query, authenticator, storage)
             guard let entry = matches.first else { throw CommandFailure("no account matches '\(query)'; see coffer list") }
             guard matches.count == 1 else {
-                let candidates = matches.map { "'\($0.account.issuer):\($0.account.accountName)'" }.joined(separator: ", ")
+                let candidates = matches.map { "'\(AccountQuery.title($0.account))'" }.joined(separator: ", ")
                 throw CommandFailure("'\(query)' matches \(matches.count) accounts (\(candidates)); name one as issuer:account. Nothing was removed")
             }
             if !yes {
                 print("Remove \(AccountQuery.title(entry.account)) and its \(entry.mechanisms.count) mechanism(s)? [y/N] ", terminator: "")
                 let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
-                guard answer == "y" || answer == "yes" else {
-                    print("Nothing was removed.")
-                    return
-                }
+                guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was removed") }
             }
             try authenticator.removeAccount(entry.account)
             print("Removed \(AccountQuery.title(entry.account)).")
@@ -53,10 +50,10 @@ struct RenameCommand: AsyncParsableCommand {
             change.
 
             Example:
-              coffer rename 'Example:alice@example.com' --issuer 'Example (work)' --account alice
+              coffer rename 'Example: alice@example.com' --issuer 'Example (work)'
             """)
 
-    @Argument(help: "Which account (must match exactly one).") var query: String
+    @Argument(help: "Which account (must match exactly one).", completion: .custom(AccountCompletion.titles)) var query: String
     @Option(help: "The issuer name to show.") var issuer: String?
     @Option(help: "The account name to show.") var account: String?
     @OptionGroup var options: AuthenticatorOptions
@@ -64,13 +61,15 @@ struct RenameCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             guard issuer != nil || account != nil else { throw CommandFailure("give --issuer, --account or both") }
+            let newIssuer = issuer?.trimmingCharacters(in: .whitespaces), newAccount = account?.trimmingCharacters(in: .whitespaces)
+            guard newIssuer?.isEmpty != true, newAccount?.isEmpty != true else { throw CommandFailure("a name must not be empty") }
             let (authenticator, storage) = try options.open()
             let matches = AccountQuery.entries(matching: query, authenticator, storage)
             guard matches.count == 1, var renamed = matches.first?.account else {
                 throw CommandFailure(matches.isEmpty ? "no account matches '\(query)'" : "'\(query)' matches \(matches.count) accounts; name one as issuer:account")
             }
-            if let issuer { renamed.displayIssuer = issuer }
-            if let account { renamed.displayAccountName = account }
+            if let newIssuer { renamed.displayIssuer = newIssuer == renamed.issuer ? nil : newIssuer }
+            if let newAccount { renamed.displayAccountName = newAccount == renamed.accountName ? nil : newAccount }
             guard storage.setAccount(account: renamed) else {
                 throw CommandFailure("the account could not be stored: \((storage as? any StorageClientDiagnostics)?.lastError.map { "\($0)" } ?? "unknown error")")
             }

@@ -60,7 +60,7 @@ struct ImportCommand: AsyncParsableCommand {
 
             Examples:
               coffer import aegis-backup.json --format aegis
-              coffer import aegis-backup.json --format aegis --password-file ~/.vault-password --overwrite
+              coffer import aegis.json --password-file ~/.vault-password --overwrite
             """)
 
     @Argument(help: "The vault file.") var file: String

@@ -1,0 +1,167 @@
+import CofferAuthenticator
+import CofferStorage
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// Issue 12: the tool as a daily user meets it, run as processes on scratch data directories.
+@Suite("coffer for daily use: names, queries, codes, errors")
+struct DailyUseToolTests {
+    /// RFC 4226's test secret.
+    let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+
+    @discardableResult
+    func coffer(_ home: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> CofferProcess.Result {
+        try await CofferProcess.run(
+            executable: try CofferProcess.executable, arguments, input: input,
+            environment: ["COFFER_HOME": home.path].merging(environment) { $1 },
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND", "COFFER_STORE_BACKEND"])
+    }
+
+    func hotp(_ counter: UInt64) throws -> String {
+        try OathGenerator.hotp(secret: Base32.decode(secret), counter: counter)
+    }
+
+    @Test("9: after rename, list, code, export, queries and JSON all use the new names; the old ones still find it")
+    func renamedEverywhere() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/GitHub:alice?secret=\(secret)&issuer=GitHub\n")
+        let renamed = try await coffer(directory.url, ["rename", "github", "--issuer", "  GitHub (work) ", "--account", "alice@work"])
+        #expect(renamed.stdout == "Renamed to GitHub (work): alice@work.\n", "names are trimmed: \(renamed.stderr)")
+        #expect(try await coffer(directory.url, ["list"]).stdout.contains("  GitHub (work): alice@work  TOTP\n"))
+        #expect(try await coffer(directory.url, ["code", "work"]).stdout.hasPrefix("GitHub (work): alice@work  "))
+        let json = try await coffer(directory.url, ["list", "--json"]).stdout
+        #expect(json.contains("\"issuer\" : \"GitHub (work)\"") && json.contains("\"accountName\" : \"alice@work\""))
+        #expect(json.contains("\"identity\" : {"), "the identity stays, under its own key: \(json)")
+        let code = try await coffer(directory.url, ["code", "--json"]).stdout
+        #expect(code.contains("\"issuer\" : \"GitHub (work)\""))
+        let exported = try await coffer(directory.url, ["export", "-"]).stdout
+        #expect(exported.contains("\"issuer\" : \"GitHub (work)\"") && exported.contains("\"name\" : \"alice@work\""))
+        for query in ["GitHub (work): alice@work", "github (WORK):alice@work", "GitHub:alice", "GitHub: alice"] {
+            #expect(try await coffer(directory.url, ["code", query, "--raw"]).status == 0, "\(query)")
+        }
+        for empty in [["--issuer", "   "], ["--account", ""]] {
+            let refused = try await coffer(directory.url, ["rename", "github"] + empty)
+            #expect(refused.status == 1 && refused.stderr.contains("must not be empty"))
+        }
+    }
+
+    @Test("9: queries ignore case and accents, and an issuer with ':' is addressed exactly")
+    func queries() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let uris = [
+            "otpauth://totp/J%C3%BCrgen%20GmbH:j%C3%BCrgen?secret=\(secret)&issuer=J%C3%BCrgen%20GmbH",
+            "otpauth://totp/a%3Ab:c?secret=\(secret)&issuer=a%3Ab",
+            "otpauth://totp/a:b%3Ac?secret=\(secret)&issuer=a",
+        ]
+        let added = try await coffer(directory.url, ["add", "-"], input: uris.joined(separator: "\n") + "\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try await coffer(directory.url, ["code", "jurgen"]).stdout.hasPrefix("Jürgen GmbH: jürgen  "))
+        #expect(try await coffer(directory.url, ["code", "JURGEN GMBH: JURGEN", "--raw"]).status == 0)
+        let colon = try await coffer(directory.url, ["code", "a:b:c"])
+        #expect(colon.stdout.split(separator: "\n").count == 2, "both issuer 'a:b' / 'c' and issuer 'a' / 'b:c' print as a:b:c: \(colon.stdout)")
+        #expect(try await coffer(directory.url, ["code", "a:b: c", "--raw"]).status == 0, "'Issuer: account' with issuer a:b is exact")
+    }
+
+    @Test("7: bare code never moves a HOTP counter; a query naming one account does; several matches list it without a code")
+    func hotpOnlyOnRequest() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: """
+            otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank
+            otpauth://hotp/Bank:carol?secret=\(secret)&issuer=Bank
+            otpauth://totp/Mail:bob?secret=\(secret)&issuer=Mail
+
+            """)
+        for arguments in [["code"], ["code", "bank"], ["code", "bob"], ["code", "--json"]] {
+            let listed = try await coffer(directory.url, arguments)
+            #expect(listed.status == 0, "\(arguments): \(listed.stderr)")
+            #expect(listed.stdout.contains("run coffer code 'Bank: bob' for the next code"), "\(arguments): \(listed.stdout)")
+            #expect(!listed.stdout.contains(try hotp(0)))
+        }
+        #expect(try await coffer(directory.url, ["list", "--json"]).stdout.components(separatedBy: "\"counter\" : 0").count == 3, "no counter moved")
+        #expect(try await coffer(directory.url, ["code", "Bank: bob"]).stdout == "Bank: bob  \(try hotp(0))\n")
+        #expect(try await coffer(directory.url, ["code", "bank:bob", "--raw"]).stdout == "\(try hotp(1))\n")
+        #expect(try await coffer(directory.url, ["code", "carol", "--raw"]).stdout == "\(try hotp(0))\n", "carol's counter is her own")
+    }
+
+    @Test("4: --raw prints the code alone, and refuses a query that names several accounts")
+    func raw() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/A:x?secret=\(secret)&issuer=A\notpauth://totp/A:y?secret=\(secret)&issuer=A\n")
+        let one = try await coffer(directory.url, ["code", "A: x", "--raw"])
+        #expect(one.status == 0 && one.stdout.count == 7 && one.stdout.allSatisfy { $0.isNumber || $0 == "\n" }, "\(one.stdout)")
+        let several = try await coffer(directory.url, ["code", "a", "--raw"])
+        #expect(several.status == 1 && several.stdout.isEmpty && several.stderr.contains("matches 2 accounts"))
+    }
+
+    @Test("12: a corrupt, foreign or newer database says what it is and what to do; the file is left as it was")
+    func databases() async throws {
+        let cases: [(String, (URL) async throws -> Void, String)] = [
+            ("corrupt", { try Data(repeating: 0x41, count: 4096).write(to: $0) }, "not a SQLite database, or it is damaged"),
+            ("foreign", { url in try await DatabaseQueue(path: url.path).write { try $0.execute(sql: "CREATE TABLE photos (id INTEGER)") } },
+             "not Coffer's: it holds tables Coffer did not make (photos)"),
+            ("newer", { url in
+                try await DatabaseQueue(path: url.path).write { db in
+                    try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+                    try db.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99: from the future')")
+                }
+            }, "written by a newer version of Coffer"),
+        ]
+        for (name, make, expected) in cases {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            try await coffer(directory.url, ["list"])  // the data directory and key exist
+            let database = directory.appending("authenticator.sqlite")
+            try FileManager.default.removeItem(at: database)
+            try await make(database)
+            chmod(database.path, 0o600)
+            let before = try Data(contentsOf: database)
+            let result = try await coffer(directory.url, ["list"])
+            #expect(result.status == 1, "\(name)")
+            #expect(result.stderr.contains(expected) && result.stderr.contains("move it aside or restore it"), "\(name): \(result.stderr)")
+            #expect(!result.stderr.contains("SQLite error"), "\(name): no raw SQLite error")
+            #expect(try Data(contentsOf: database) == before, "\(name): left as it was")
+        }
+    }
+
+    @Test("12: a mistyped command suggests the nearest; add of an existing account offers --replace, which re-enrols")
+    func guidance() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let typo = try await coffer(directory.url, ["lsit"])
+        #expect(typo.status == 1 && typo.stderr == "coffer: 'lsit' is not a coffer command. Did you mean 'list'? (coffer --help lists them all)\n")
+        #expect(try await coffer(directory.url, ["--version"]).stdout == CofferVersion.current + "\n")
+
+        try await coffer(directory.url, ["add", "-"], input: "otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank&counter=5\n")
+        try await coffer(directory.url, ["rename", "bank", "--account", "Bob (old phone)"])
+        let again = try await coffer(directory.url, ["add", "-"], input: "otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank\n")
+        #expect(again.status == 1 && again.stderr.contains("add it with --replace"), "\(again.stderr)")
+        let replaced = try await coffer(directory.url, ["add", "--replace", "-"], input: "otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank\n")
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(replaced.stdout == "Added Bank: Bob (old phone) (HOTP)\n", "the name shown is kept")
+        let code = try await coffer(directory.url, ["code", "bank", "--raw"])
+        #expect(code.stdout == (try OathGenerator.hotp(secret: Base32.decode("JBSWY3DPEHPK3PXP"), counter: 0)) + "\n", "the new secret, from counter 0")
+    }
+
+    @Test("13: help examples fit 80 columns: no example line, or URI, is wrapped")
+    func helpFits() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let commands = [[], ["add"], ["list"], ["code"], ["remove"], ["rename"], ["import"], ["export"], ["migrate"], ["doctor"],
+                        ["store"], ["store", "put"], ["store", "get"], ["store", "list"], ["store", "delete"], ["store", "rotate-key"]]
+        for command in commands {
+            let wide = try await coffer(directory.url, ["help"] + command, environment: ["COLUMNS": "1000"]).stdout
+            let narrow = try await coffer(directory.url, ["help"] + command, environment: ["COLUMNS": "80"]).stdout
+            let examples = wide.split(separator: "\n").filter { $0.hasPrefix("  coffer ") || $0.hasPrefix("  printf ") || $0.hasPrefix("  echo ") }
+            #expect(!examples.isEmpty || command == ["help"], "\(command) has examples")
+            for example in examples {
+                #expect(narrow.contains(example + "\n"), "\(command): '\(example)' is wrapped at 80 columns")
+            }
+        }
+    }
+}
