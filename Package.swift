@@ -22,6 +22,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("dl")]
         ),
         .target(
+            name: "CQRCode",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        .target(
             name: "CofferStorage",
             dependencies: [
                 "CLibSecret",
@@ -33,6 +37,7 @@ let package = Package(
             name: "CofferAuthenticator",
             dependencies: [
                 "CofferStorage",
+                "CQRCode",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -72,7 +77,8 @@ let package = Package(
                 "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -22,13 +22,17 @@ public enum FuzzHarness {
         }
         guard !parsed.mechanisms.isEmpty else { throw FuzzFinding("parsed with no mechanism: \(text)") }
         for mechanism in parsed.mechanisms where mechanism.type != .push {
-            guard (6...8).contains(mechanism.digits), mechanism.period > 0 else {
+            guard mechanism.type == .steam ? mechanism.digits == 5 : (6...8).contains(mechanism.digits), mechanism.period > 0 else {
                 throw FuzzFinding("out-of-range digits or period accepted: \(text)")
             }
             let secret: Data
             do { secret = try Base32.decode(mechanism.secret) } catch { throw FuzzFinding("accepted secret does not decode: \(text)") }
             do {
-                _ = try OathGenerator.hotp(secret: secret, counter: mechanism.counter, digits: mechanism.digits, algorithm: mechanism.algorithm)
+                if mechanism.type == .steam {
+                    _ = try OathGenerator.steam(secret: secret)
+                } else {
+                    _ = try OathGenerator.hotp(secret: secret, counter: mechanism.counter, digits: mechanism.digits, algorithm: mechanism.algorithm)
+                }
             } catch {
                 throw FuzzFinding("accepted mechanism cannot make a code (\(error)): \(text)")
             }

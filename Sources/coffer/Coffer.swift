@@ -19,7 +19,7 @@ struct Coffer: AsyncParsableCommand {
               coffer store put greeting 'Hello from Coffer'
             """,
         version: CofferVersion.current,
-        subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, RemoveCommand.self, RenameCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, DoctorCommand.self, StoreCommand.self])
+        subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, ShowCommand.self, RemoveCommand.self, RenameCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, DoctorCommand.self, StoreCommand.self, ClipboardClearCommand.self])
 
     static func main() async {
         LoggingSystem.bootstrap { label in
@@ -27,8 +27,10 @@ struct Coffer: AsyncParsableCommand {
             handler.logLevel = LogLevelOption.fromEnvironment()
             return handler
         }
-        let commands = configuration.subcommands.map { $0._commandName } + ["help"]
-        if let typed = CommandLine.arguments.dropFirst().first, let message = CommandSuggestion.message(for: typed, commands: commands) {
+        let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName } + ["help"]
+        let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }
+        if let typed = CommandLine.arguments.dropFirst().first, !hidden.contains(typed),
+           let message = CommandSuggestion.message(for: typed, commands: commands) {
             StandardStreams.note("coffer: \(message)")
             exit(withError: ExitCode.failure)
         }

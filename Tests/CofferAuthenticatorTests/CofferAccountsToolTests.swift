@@ -214,7 +214,7 @@ struct CofferVaultToolTests {
 
         let imported = try await run(home, ["import", vault, "--format", "aegis"], password: "vault password")
         #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(imported.stdout.hasPrefix("Imported 2 account(s)."))
+        #expect(imported.stdout.hasPrefix("Imported 2 account(s) from the Aegis vault."))
         let after = try await run(home, ["code", "--json"]).stdout
         func codes(_ json: String) throws -> [String] {
             ((try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]) ?? []).compactMap { $0["code"] as? String }.sorted()
@@ -240,8 +240,8 @@ struct CofferVaultToolTests {
         let home = directory.appending("home")
         let imported = try await run(home, ["import", vault, "--format", "aegis"], password: "pw")
         #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(imported.stdout.contains("Imported 2 account(s)."))
-        #expect(imported.stdout.contains("not imported (type not supported): Steam: gamer (steam)"))
+        #expect(imported.stdout.contains("Imported 3 account(s) from the Aegis vault."))
+        #expect(imported.stdout.contains("  imported: Steam: gamer (steam)"), "Steam Guard entries import")
         #expect(try await run(home, ["code", "bank"]).stdout == "Bank: bob  254676\n", "RFC 4226 counter 5")
     }
 
@@ -260,8 +260,8 @@ struct CofferVaultToolTests {
             executable: URL(fileURLWithPath: "/bin/bash"),
             ["-c", "(sleep 1; printf 'typed-secret\\n') | script -qec \"$0\" /dev/null", command],
             environment: ["COFFER_HOME": home.path], removing: ["COFFER_PASSWORD", "DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
-        #expect(typed.stdout.contains("Vault password: "), "\(typed.stdout)")
-        #expect(typed.stdout.contains("Imported 1 account(s)."))
+        #expect(typed.stdout.contains("Password of the Aegis vault: "), "\(typed.stdout)")
+        #expect(typed.stdout.contains("Imported 1 account(s) from the Aegis vault."))
         #expect(!typed.stdout.contains("typed-secret"), "the password is not echoed")
     }
 

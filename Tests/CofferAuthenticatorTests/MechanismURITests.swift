@@ -67,7 +67,7 @@ struct MechanismURITests {
         ("otpauth://totp/A:b?secret=JBSWY3DP&secret=JBSWY3DP", .invalidParameter(name: "secret", reason: "it appears more than once")),
         ("otpauth://totp/?secret=JBSWY3DP", .invalidParameter(name: "label", reason: "it names neither an issuer nor an account, and there is no issuer parameter")),
         ("otpauth://push/A:b?secret=JBSWY3DP", .unsupportedType("push")),
-        ("otpauth://steam/A:b?secret=JBSWY3DP", .unsupportedType("steam")),
+        ("otpauth://motp/A:b?secret=JBSWY3DP", .unsupportedType("motp")),
         ("http://totp/A:b?secret=JBSWY3DP", .unsupportedScheme("http")),
         ("otpauth://totp/A:b?secret=JBSWY3DP&b=red", .invalidParameter(name: "b", reason: "expected a colour as six hexadecimal digits")),
     ] as [(String, URIParseError)])

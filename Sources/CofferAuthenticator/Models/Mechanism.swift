@@ -8,6 +8,12 @@ public enum MechanismType: String, Codable, Sendable, CaseIterable {
     case totp
     /// Push notifications approved on the device.
     case push
+    /// Steam Guard: TOTP (SHA-1, 30 s) whose code is 5 characters of Steam's alphabet
+    /// (``OathGenerator/steam(secret:at:)``).
+    case steam
+
+    /// Whether mechanisms of this type generate codes (all but ``push``).
+    public var generatesCodes: Bool { self != .push }
 }
 
 /// The hash an OATH mechanism uses.

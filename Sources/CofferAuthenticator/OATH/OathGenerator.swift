@@ -34,11 +34,7 @@ public enum OathGenerator {
         guard !secret.isEmpty else { throw .emptySecret }
         var message = counter.bigEndian
         let mac = withUnsafeBytes(of: &message) { authenticationCode(for: Data($0), key: SymmetricKey(data: secret), algorithm: algorithm) }
-        // Dynamic truncation (RFC 4226 section 5.3). The RFC assumes a MAC of at least 20 bytes;
-        // MD5's is 16, so for it the offset is kept in range (SHA MACs are unaffected).
-        let offset = Int(mac[mac.count - 1] & 0x0F) % (mac.count - 3)
-        let binary = (UInt32(mac[offset] & 0x7F) << 24) | (UInt32(mac[offset + 1]) << 16)
-            | (UInt32(mac[offset + 2]) << 8) | UInt32(mac[offset + 3])
+        let binary = truncated(mac)
         var modulus: UInt32 = 1
         for _ in 0..<digits { modulus *= 10 }
         let value = String(binary % modulus)
@@ -57,6 +53,33 @@ public enum OathGenerator {
             code: try hotp(secret: secret, counter: step, digits: digits, algorithm: algorithm),
             validFrom: start,
             validUntil: start.addingTimeInterval(TimeInterval(period)))
+    }
+
+    /// The characters of a Steam Guard code.
+    static let steamAlphabet = Array("23456789BCDFGHJKMNPQRTVWXY")
+
+    /// The Steam Guard code at `date`: the 31-bit HOTP value of the 30-second step (SHA-1), as 5
+    /// characters of ``steamAlphabet``, least significant first.
+    public static func steam(secret: Data, at date: Date = Date()) throws(Failure) -> OathCode {
+        guard !secret.isEmpty else { throw .emptySecret }
+        let step = UInt64(max(0, date.timeIntervalSince1970)) / 30
+        var value = truncated(authenticationCode(for: withUnsafeBytes(of: step.bigEndian) { Data($0) }, key: SymmetricKey(data: secret), algorithm: .sha1))
+        var code = ""
+        for _ in 0..<5 {
+            code.append(steamAlphabet[Int(value % UInt32(steamAlphabet.count))])
+            value /= UInt32(steamAlphabet.count)
+        }
+        let start = Date(timeIntervalSince1970: TimeInterval(step * 30))
+        return OathCode(code: code, validFrom: start, validUntil: start.addingTimeInterval(30))
+    }
+
+    /// Dynamic truncation (RFC 4226 section 5.3) of `mac` to a 31-bit value. The RFC assumes a
+    /// MAC of at least 20 bytes; MD5's is 16, so for it the offset is kept in range (SHA MACs
+    /// are unaffected).
+    private static func truncated(_ mac: [UInt8]) -> UInt32 {
+        let offset = Int(mac[mac.count - 1] & 0x0F) % (mac.count - 3)
+        return (UInt32(mac[offset] & 0x7F) << 24) | (UInt32(mac[offset + 1]) << 16)
+            | (UInt32(mac[offset + 2]) << 8) | UInt32(mac[offset + 3])
     }
 
     private static func authenticationCode(for message: Data, key: SymmetricKey, algorithm: OathAlgorithm) -> [UInt8] {

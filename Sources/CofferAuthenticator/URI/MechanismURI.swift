@@ -95,7 +95,9 @@ public enum MechanismURI {
 
         switch scheme {
         case "otpauth":
-            guard let oathType = MechanismType(rawValue: type), oathType != .push else { throw .unsupportedType(type) }
+            guard var oathType = MechanismType(rawValue: type), oathType != .push else { throw .unsupportedType(type) }
+            // KeePassXC and others mark Steam codes on a TOTP URI.
+            if oathType == .totp, parameters["encoder"]?.lowercased() == "steam" { oathType = .steam }
             let account = try makeAccount(label, parameters, issuerIsBase64: false, now: now)
             return Parsed(account: account, mechanisms: [try oath(oathType, account, parameters, now: now)])
         case "pushauth":
@@ -169,8 +171,12 @@ public enum MechanismURI {
             }
             algorithm = parsed
         }
-        let digits = try integer(parameters["digits"], name: "digits", default: 6, range: 6...8)
+        // Steam codes are always 5 characters (whatever a `digits` parameter says), SHA-1, 30 s.
+        let digits = type == .steam ? 5 : try integer(parameters["digits"], name: "digits", default: 6, range: 6...8)
         let period = try integer(parameters["period"], name: "period", default: 30, range: 1...86_400)
+        if type == .steam, algorithm != .sha1 || period != 30 {
+            throw .invalidParameter(name: algorithm != .sha1 ? "algorithm" : "period", reason: "Steam Guard codes use SHA1 and 30 seconds")
+        }
         var counter: UInt64 = 0
         // Absent: 0, as in the ForgeRock SDKs (many HOTP QR codes carry no counter).
         if type == .hotp, let raw = parameters["counter"] {

@@ -230,8 +230,15 @@ public enum AegisVault {
                              counter: mechanism.type == .hotp ? mechanism.counter : nil))
     }
 
+    /// The entry as an ``ImportEntry``, checked when it is imported.
+    public static func importEntry(_ entry: Entry) -> ImportEntry {
+        .account(ImportEntry.Fields(
+            type: entry.type, issuer: entry.issuer, accountName: entry.name, secret: entry.info.secret, algorithm: entry.info.algo,
+            digits: entry.info.digits, period: entry.info.period, counter: entry.info.counter, uuid: entry.uuid))
+    }
+
     /// The account and mechanism for a vault entry, validated like a URI; `nil` for types Coffer
-    /// does not support (steam, motp, yandex).
+    /// does not support (motp, yandex).
     public static func mechanism(for entry: Entry, now: Date = Date()) throws(URIParseError) -> (Account, Mechanism)? {
         guard let type = MechanismType(rawValue: entry.type.lowercased()), type != .push else { return nil }
         let uri = MechanismURI.otpauth(

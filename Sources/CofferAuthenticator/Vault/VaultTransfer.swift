@@ -6,53 +6,27 @@ public struct VaultImportReport: Sendable, Equatable {
     public var imported: [String] = []
     /// Entries whose account already had a mechanism of that type, left as they were.
     public var skippedExisting: [String] = []
-    /// Entries of types Coffer does not support (steam, motp, yandex, …), not imported.
+    /// Entries of types Coffer does not support (mOTP, Yandex, …), not imported.
     public var unsupported: [String] = []
+    /// Entries that could not be imported, each `title: why` (a secret that is not base32, an
+    /// algorithm Coffer does not have, …).
+    public var refused: [String] = []
+    /// Remarks about the file as a whole (for example a multi-part export with parts missing).
+    public var notes: [String] = []
     /// Entries imported under a new id, because the vault's id already belonged to another
     /// stored object (which is left as it was). Also listed in ``imported``.
     public var renumbered: [String] = []
 }
 
 extension AuthenticatorClient {
-    /// Imports Aegis vault entries.
-    ///
-    /// Every entry is checked first (secret, digits, period, …, as for a URI); if one is
-    /// invalid, nothing is imported and the error names it. Existing mechanisms are skipped
-    /// unless `overwrite`; unsupported types are reported, never dropped silently.
+    /// Imports Aegis vault entries (see ``importEntries(_:overwrite:)``).
     public func importAegis(_ entries: [AegisVault.Entry], overwrite: Bool) throws -> VaultImportReport {
-        var report = VaultImportReport()
-        var valid: [(Account, Mechanism, String)] = []
-        for entry in entries {
-            let title = "\(entry.issuer): \(entry.name) (\(entry.type))"
-            let converted: (Account, Mechanism)?
-            do {
-                converted = try AegisVault.mechanism(for: entry)
-            } catch {
-                throw AegisVault.VaultError.malformed("the entry \(title) is invalid: \(error.localizedDescription)")
-            }
-            if let converted {
-                valid.append((converted.0, converted.1, title))
-            } else {
-                report.unsupported.append(title)
-            }
-        }
-        for (account, mechanism, title) in valid {
-            do {
-                if try addRenumberingOnClash(account: account, mechanism: mechanism, replacing: overwrite) {
-                    report.renumbered.append(title)
-                }
-                report.imported.append(title)
-            } catch {
-                guard case .duplicateMechanism = error else { throw error }
-                report.skippedExisting.append(title)
-            }
-        }
-        return report
+        try importEntries(entries.map(AegisVault.importEntry), overwrite: overwrite)
     }
 
     /// Adds the mechanism; when its id belongs to another stored object, which is never replaced,
     /// adds it under a new id instead and returns `true`.
-    private func addRenumberingOnClash(account: Account, mechanism: Mechanism, replacing: Bool) throws(AuthenticatorError) -> Bool {
+    func addRenumberingOnClash(account: Account, mechanism: Mechanism, replacing: Bool) throws(AuthenticatorError) -> Bool {
         do {
             try add(account: account, mechanism: mechanism, replacing: replacing)
             return false

@@ -21,19 +21,36 @@ enum StandardStreams {
     /// All of standard input, refused (after reading one byte more than `limit`, no more) when
     /// it is longer than `limit` bytes.
     static func readInput(limit: Int, what: String) throws -> Data {
+        try read(STDIN_FILENO, limit: limit, source: "standard input", what: what)
+    }
+
+    /// A file a person names (an export to import), read the same way: up to a limit, and a
+    /// pipe (`<(command)`) as well as a regular file.
+    static func readFile(_ path: String, limit: Int) throws -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd != -1 else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFDIR) {
+            throw CommandFailure("\(path) is a directory, not a file")
+        }
+        return try read(fd, limit: limit, source: path, what: "an export")
+    }
+
+    private static func read(_ fd: Int32, limit: Int, source: String, what: String) throws -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while data.count <= limit {
             let wanted = min(buffer.count, limit + 1 - data.count)
-            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, wanted) }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) }
             if count == 0 { return data }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw CommandFailure("cannot read \(what) from standard input: \(String(cString: strerror(errno)))")
+                throw CommandFailure("cannot read \(what) from \(source): \(String(cString: strerror(errno)))")
             }
             data.append(contentsOf: buffer[0..<count])
         }
-        throw CommandFailure("standard input holds more than \(limit / 1024) KiB, too much for \(what); nothing was read from it")
+        throw CommandFailure("\(source) holds more than \(limit / 1024) KiB, too much for \(what); nothing was read from it")
     }
 
     /// Standard input as lines without their line endings, blank lines left out.

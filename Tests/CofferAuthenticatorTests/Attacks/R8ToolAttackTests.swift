@@ -139,7 +139,7 @@ struct R8ToolAttackTests {
             ["-c", "(sleep 1.5; printf '\\003'; sleep 3) | script -qec \"bash $0\" /dev/null", script.path],
             environment: ["COFFER_HOME": directory.url.path],
             removing: ["COFFER_PASSWORD", "DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"], deadline: .seconds(30))
-        #expect(result.stdout.components(separatedBy: "Vault password:").count == 3, "both runs reached the prompt: \(result.stdout)")
+        #expect(result.stdout.components(separatedBy: "Password of the Aegis vault:").count == 3, "both runs reached the prompt: \(result.stdout)")
         for path in settings {
             let stty = try String(contentsOfFile: path, encoding: .utf8)
             #expect(stty.contains(" echo "), "echo is back on after \(path): \(stty)")

@@ -35,6 +35,9 @@ struct AddCommand: AsyncParsableCommand {
     @Option(help: "TOTP time step in seconds.") var period: Int = 30
     @Option(help: "The hash.") var algorithm: OathAlgorithm = .sha1
     @Option(help: "HOTP: the next counter value.") var counter: UInt64 = 0
+    @Option(name: .customLong("qr"), help: ArgumentHelp("Add the accounts of the QR codes in this PNG or JPEG image.", valueName: "image"),
+            completion: .file(extensions: ["png", "jpg", "jpeg"]))
+    var qrImage: String?
     @Flag(help: "Replace the account's mechanism of the same type (re-enrolment, after the issuer gave a new QR code).")
     var replace = false
     @Flag(help: "Print the added account as JSON.") var json = false
@@ -73,6 +76,17 @@ struct AddCommand: AsyncParsableCommand {
     /// The URIs to add: the one given, those on standard input (`-`), or one built from the
     /// options (so every path shares the URI validation).
     private func resolvedURIs() throws -> [String] {
+        if let qrImage {
+            guard uri == nil, secret == nil, issuer == nil, account == nil else {
+                throw CommandFailure("give either --qr or a URI or --secret/--issuer/--account, not several")
+            }
+            let texts = try QRCodeImage.texts(in: StandardStreams.readFile(qrImage, limit: ImportCommand.sizeLimit))
+            guard !texts.isEmpty else { throw CommandFailure("no QR code was found in \(qrImage)") }
+            if texts.contains(where: { $0.lowercased().hasPrefix(GoogleAuthenticatorExport.scheme + ":") }) {
+                throw CommandFailure("\(qrImage) is a Google Authenticator export; import it with: coffer import \(qrImage)")
+            }
+            return texts
+        }
         if let uri {
             guard secret == nil, issuer == nil, account == nil else {
                 throw CommandFailure("give either a URI or --secret/--issuer/--account, not both")

@@ -26,6 +26,11 @@ struct CodeCommand: AsyncParsableCommand {
     var query: String?
     @Flag(help: "Print JSON.") var json = false
     @Flag(help: "Print only the code, nothing else (QUERY must name one account).") var raw = false
+    @Flag(help: ArgumentHelp("Put the code on the clipboard (QUERY must name one account).",
+                             discussion: "Uses wl-copy, xclip or xsel, else the terminal (OSC 52); cleared after 30 s unless it changed."))
+    var copy = false
+    @Flag(help: "Redraw the codes every second with a countdown, until Ctrl-C (never issues a HOTP code).") var watch = false
+    @Flag(help: "With --watch, also show the next TOTP code.") var next = false
     @OptionGroup var options: AuthenticatorOptions
 
     struct CodeOutput: Encodable {
@@ -39,6 +44,12 @@ struct CodeCommand: AsyncParsableCommand {
         let note: String?
     }
 
+    func validate() throws {
+        if next, !watch { throw ValidationError("--next goes with --watch") }
+        if watch, raw || copy || json { throw ValidationError("--watch cannot be combined with --raw, --copy or --json") }
+        if raw, copy { throw ValidationError("choose one of --raw and --copy") }
+    }
+
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
@@ -50,12 +61,22 @@ struct CodeCommand: AsyncParsableCommand {
                 throw CommandFailure(query.map { "no account with a code matches '\($0)'; see coffer list" }
                                      ?? "no accounts with codes yet; add one with coffer add")
             }
-            if raw, entries.count != 1 {
-                throw CommandFailure("--raw prints one code, and '\(query ?? "")' matches \(entries.count) accounts; "
+            if watch { try CodeWatch.run(entries, showNext: next) }
+            if raw || copy, entries.count != 1 {
+                throw CommandFailure("\(raw ? "--raw" : "--copy") takes one code, and '\(query ?? "")' matches \(entries.count) accounts; "
                     + "name one as it is listed, for example '\(AccountQuery.title(entries[0].account))'")
             }
             let outputs = codes(for: entries, authenticator)
-            if raw {
+            if copy {
+                guard outputs.count == 1, let code = outputs[0].code else {
+                    throw CommandFailure(outputs.first?.error ?? "that account has more than one code; ask for it without --copy")
+                }
+                let tool = try Clipboard.copy(code)
+                let title = "\(outputs[0].issuer): \(outputs[0].accountName)"
+                print(tool == .osc52
+                      ? "Copied the code of \(title) through the terminal (OSC 52); it is not cleared automatically."
+                      : "Copied the code of \(title) with \(tool.rawValue); it is cleared in \(Clipboard.clearAfter) s unless the clipboard changes.")
+            } else if raw {
                 guard outputs.count == 1, let code = outputs[0].code else {
                     throw CommandFailure(outputs.first?.error ?? "that account has more than one code; ask for it without --raw")
                 }

@@ -1,0 +1,78 @@
+import Foundation
+
+/// One account as an export file holds it: read, but not yet checked. ``AuthenticatorClient``
+/// checks each the way it checks a scanned URI when it imports them
+/// (``AuthenticatorClient/importEntries(_:overwrite:)``).
+public struct ImportEntry: Sendable, Equatable {
+    /// What the file says about the account.
+    public enum Content: Sendable, Equatable {
+        /// An `otpauth://`, `pushauth://` or `mfauth://` URI.
+        case uri(String)
+        /// The parts of an OATH account.
+        case fields(Fields)
+        /// Not importable, and why (a type Coffer does not know, a part missing).
+        case refused(String)
+    }
+
+    /// The parts of an OATH account, as an app exports them.
+    public struct Fields: Sendable, Equatable {
+        /// `totp`, `hotp` or `steam` (anything else is refused when imported).
+        public var type: String
+        public var issuer: String
+        public var accountName: String
+        /// The secret, in base32.
+        public var secret: String
+        /// `SHA1`, `SHA256`, … (the URI spellings); `nil` for the default.
+        public var algorithm: String?
+        public var digits: Int?
+        public var period: Int?
+        public var counter: UInt64?
+        /// The app's id for the entry, kept when it is a UUID that no other stored object has.
+        public var uuid: String?
+
+        public init(type: String, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
+                    digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uuid: String? = nil) {
+            self.type = type
+            self.issuer = issuer
+            self.accountName = accountName
+            self.secret = secret
+            self.algorithm = algorithm
+            self.digits = digits
+            self.period = period
+            self.counter = counter
+            self.uuid = uuid
+        }
+    }
+
+    /// How the entry is named in reports: `Issuer: account (type)`, never the secret.
+    public var title: String
+    public var content: Content
+
+    public init(title: String, content: Content) {
+        self.title = title
+        self.content = content
+    }
+
+    /// An entry for `fields`, titled after them.
+    public static func account(_ fields: Fields) -> ImportEntry {
+        ImportEntry(title: "\(fields.issuer): \(fields.accountName) (\(fields.type.lowercased()))", content: .fields(fields))
+    }
+}
+
+extension ImportEntry.Fields {
+    /// Splits an app's single name field `Issuer:account` when the app gave no issuer of its
+    /// own; an issuer given is stripped from the front of the name (`Issuer:account` under
+    /// issuer `Issuer` is `account`).
+    static func names(issuer: String?, name: String) -> (issuer: String, accountName: String) {
+        let issuer = issuer?.trimmingCharacters(in: .whitespaces) ?? ""
+        let name = name.trimmingCharacters(in: .whitespaces)
+        if issuer.isEmpty, let colon = name.firstIndex(of: ":") {
+            return (String(name[..<colon]).trimmingCharacters(in: .whitespaces),
+                    String(name[name.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        if !issuer.isEmpty, name.hasPrefix(issuer + ":") {
+            return (issuer, String(name.dropFirst(issuer.count + 1)).trimmingCharacters(in: .whitespaces))
+        }
+        return (issuer, name)
+    }
+}

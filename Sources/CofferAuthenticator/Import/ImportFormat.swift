@@ -1,0 +1,111 @@
+import Foundation
+
+/// The export files Coffer imports, recognised by their content.
+public enum ImportFormat: String, CaseIterable, Sendable {
+    /// Aegis vault (plain or password-encrypted).
+    case aegis
+    /// Google Authenticator's `otpauth-migration://` export, one URI (QR code) per line.
+    case google
+    /// 2FAS backup, plain or encrypted.
+    case twoFAS = "2fas"
+    /// andOTP plain JSON backup.
+    case andOTP = "andotp"
+    /// FreeOTP+ JSON export.
+    case freeOTPPlus = "freeotp-plus"
+    /// Bitwarden unencrypted JSON export.
+    case bitwarden
+    /// Ente Auth plain-text export.
+    case ente
+    /// A list of `otpauth://`, `pushauth://` or `mfauth://` URIs, one per line.
+    case uris
+    /// A PNG or JPEG image of QR codes (any of the URIs above).
+    case image
+
+    /// What the format is called in reports.
+    public var name: String {
+        switch self {
+        case .aegis: "Aegis vault"
+        case .google: GoogleAuthenticatorExport.format
+        case .twoFAS: TwoFASBackup.format
+        case .andOTP: AndOTPBackup.format
+        case .freeOTPPlus: FreeOTPPlusExport.format
+        case .bitwarden: BitwardenExport.format
+        case .ente: EnteAuthExport.format
+        case .uris: "list of URIs"
+        case .image: "QR code image"
+        }
+    }
+
+    /// What a file holds: its entries, and remarks about the file as a whole.
+    public struct Contents: Sendable {
+        public var entries: [ImportEntry]
+        public var notes: [String]
+    }
+
+    /// The format of `data`, by its content, or `nil`.
+    public static func detect(_ data: Data) -> ImportFormat? {
+        if QRCodeImage.kind(of: data) != nil { return .image }
+        if let json = try? JSONSerialization.jsonObject(with: data) {
+            if let object = json as? [String: Any] {
+                if object["db"] != nil, object["header"] != nil, object["version"] != nil { return .aegis }
+                if TwoFASBackup.matches(object) { return .twoFAS }
+                if FreeOTPPlusExport.matches(object) { return .freeOTPPlus }
+                if BitwardenExport.matches(object) { return .bitwarden }
+                if EnteAuthExport.matchesEncrypted(object) { return .ente }
+            }
+            return AndOTPBackup.matches(json) ? .andOTP : nil
+        }
+        let lines = textLines(data)
+        guard !lines.isEmpty else { return nil }
+        if lines.allSatisfy({ $0.lowercased().hasPrefix(GoogleAuthenticatorExport.scheme + "://") }) { return .google }
+        if lines.contains(where: { EnteAuthExport.normalize($0).contains("codeDisplay=") }) { return .ente }
+        return lines.allSatisfy { $0.hasPrefix("#") || URIListExport.isURI(EnteAuthExport.normalize($0)) } ? .uris : nil
+    }
+
+    /// Reads `data` as this format. `password` is asked for only when the file is encrypted.
+    public func read(_ data: Data, password: () throws -> String) throws -> Contents {
+        switch self {
+        case .aegis:
+            let encrypted = Self.isEncryptedAegisVault(data)
+            let entries = try AegisVault.read(data, password: encrypted ? try password() : nil)
+            return Contents(entries: entries.map(AegisVault.importEntry), notes: [])
+        case .twoFAS: return Contents(entries: try TwoFASBackup.entries(from: data, password: password), notes: [])
+        case .andOTP: return Contents(entries: try AndOTPBackup.entries(from: data), notes: [])
+        case .freeOTPPlus: return Contents(entries: try FreeOTPPlusExport.entries(from: data), notes: [])
+        case .bitwarden: return Contents(entries: try BitwardenExport.entries(from: data), notes: [])
+        case .google, .ente, .uris:
+            if let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any], EnteAuthExport.matchesEncrypted(json) {
+                throw EnteAuthExport.refuseEncrypted()
+            }
+            return try Self.readLines(Self.textLines(data), format: name)
+        case .image:
+            let texts = try QRCodeImage.texts(in: data)
+            guard !texts.isEmpty else { throw ImportError.malformed(format: name, reason: "no QR code was found in it") }
+            return try Self.readLines(texts.flatMap { $0.split(whereSeparator: \.isNewline).map(String.init) }, format: name)
+        }
+    }
+
+    /// Lines of enrolment and Google export URIs: each kind read by its reader; Ente's quirks
+    /// undone, and entries in Ente's trash skipped (and said so).
+    private static func readLines(_ lines: [String], format: String) throws -> Contents {
+        let migration = lines.filter { $0.lowercased().hasPrefix(GoogleAuthenticatorExport.scheme + "://") }
+        var others = lines.filter { !$0.lowercased().hasPrefix(GoogleAuthenticatorExport.scheme + "://") }.map(EnteAuthExport.normalize)
+        let trashed = others.filter(EnteAuthExport.isTrashed)
+        others.removeAll(where: EnteAuthExport.isTrashed)
+        let google = try GoogleAuthenticatorExport.entries(fromLines: migration)
+        var notes = google.notes
+        if !trashed.isEmpty { notes.append("\(trashed.count) entr\(trashed.count == 1 ? "y" : "ies") in Ente's trash skipped") }
+        return Contents(entries: google.entries + (try URIListExport.entries(fromLines: others)), notes: notes)
+    }
+
+    /// Whether an Aegis vault's entries are sealed (its `db` is a string, not an object).
+    private static func isEncryptedAegisVault(_ data: Data) -> Bool {
+        ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["db"] is String
+    }
+
+    /// `data` as text lines without line endings; blank lines left out.
+    static func textLines(_ data: Data) -> [String] {
+        String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}

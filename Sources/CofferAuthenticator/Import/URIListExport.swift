@@ -1,0 +1,32 @@
+import Foundation
+
+/// A plain list of enrolment URIs, one per line (`otpauth://`, `pushauth://`, `mfauth://`):
+/// what Ente Auth's plain-text export, `pass-otp` and many scripts write. Blank lines and lines
+/// starting with `#` are skipped; any other line must be such a URI.
+public enum URIListExport {
+    /// The schemes a line may start with.
+    static let schemes = ["otpauth://", "pushauth://", "mfauth://"]
+
+    /// Whether `line` is an enrolment URI.
+    static func isURI(_ line: String) -> Bool {
+        schemes.contains { line.lowercased().hasPrefix($0) }
+    }
+
+    /// The entries of `lines` (already without blank lines).
+    public static func entries(fromLines lines: [String]) throws(ImportError) -> [ImportEntry] {
+        var entries: [ImportEntry] = []
+        for (number, line) in lines.enumerated() where !line.hasPrefix("#") {
+            guard isURI(line) else {
+                throw .malformed(format: "list of URIs", reason: "line \(number + 1) is not an otpauth://, pushauth:// or mfauth:// URI")
+            }
+            entries.append(ImportEntry(title: title(of: line, number: number + 1), content: .uri(line)))
+        }
+        return entries
+    }
+
+    /// `Issuer: account (type)` when the line parses, else `line N`: never the secret.
+    private static func title(of line: String, number: Int) -> String {
+        guard let parsed = try? MechanismURI.parse(line) else { return "line \(number)" }
+        return "\(parsed.account.issuer): \(parsed.account.accountName) (\(parsed.mechanisms.map(\.type.rawValue).joined(separator: "+")))"
+    }
+}

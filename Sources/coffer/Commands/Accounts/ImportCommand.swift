@@ -1,0 +1,68 @@
+import ArgumentParser
+import CofferAuthenticator
+import Foundation
+
+/// What `coffer import --format` accepts: a format, or `auto` (by content).
+enum ImportFormatChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, aegis, google, twoFAS = "2fas", andOTP = "andotp", freeOTPPlus = "freeotp-plus", bitwarden, ente, uris, image
+
+    var format: ImportFormat? { ImportFormat(rawValue: rawValue) }
+}
+
+/// `coffer import FILE|-`: accounts from another authenticator's export.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import accounts from another authenticator's export, a list of URIs or a QR code image.",
+        discussion: """
+            The format is recognised by the content: Aegis vaults (plain or encrypted), Google \
+            Authenticator exports (otpauth-migration:// lines, one per QR code), 2FAS backups \
+            (plain or encrypted), andOTP and FreeOTP+ JSON, Bitwarden JSON (unencrypted), Ente \
+            Auth plain-text exports, lists of otpauth:// URIs, and PNG or JPEG images of any of \
+            those QR codes. --format says which when the content does not.
+
+            The whole file is read first: a wrong password or a damaged file imports nothing. \
+            Then each entry is reported: imported; skipped, because the account already has \
+            that kind of code (--overwrite replaces it); not supported (mOTP, Yandex); or \
+            refused, with why. The export holds your secrets in the clear: delete it afterwards.
+
+            Examples:
+              coffer import aegis-export.json
+              coffer import 2fas-backup.2fas --password-file ~/.pw
+              coffer import google-export.png
+              zbarimg -q --raw shot.png | coffer import -
+            """)
+
+    @Argument(help: ArgumentHelp("The export file, or - for standard input.", valueName: "file|-"), completion: .file())
+    var file: String
+    @Option(help: "The format, when the content does not tell.") var format: ImportFormatChoice = .auto
+    @Flag(help: "Replace mechanisms that already exist.") var overwrite = false
+    @OptionGroup var password: PasswordOptions
+    @OptionGroup var options: AuthenticatorOptions
+
+    /// The most an export may be: a vault of tens of thousands of accounts, or a photo.
+    static let sizeLimit = 64 << 20
+
+    func run() async throws {
+        try await reportingErrors {
+            let data = file == "-"
+                ? try StandardStreams.readInput(limit: Self.sizeLimit, what: "the export")
+                : try StandardStreams.readFile(file, limit: Self.sizeLimit)
+            guard let format = format.format ?? ImportFormat.detect(data) else {
+                throw ImportError.unknownFormat(data.isEmpty ? "it is empty" : "its content matches none of them")
+            }
+            let contents = try format.read(data) { try password.password(prompt: "Password of the \(format.name): ", confirm: false) }
+            let (authenticator, _) = try options.open()
+            var report = try authenticator.importEntries(contents.entries, overwrite: overwrite)
+            report.notes += contents.notes
+            print("Imported \(report.imported.count) account(s) from the \(format.name).")
+            for title in report.imported where !report.renumbered.contains(title) { print("  imported: \(title)") }
+            for title in report.renumbered { print("  imported under a new id (its id belongs to another stored account): \(title)") }
+            for title in report.skippedExisting { print("  skipped (already there; --overwrite replaces): \(title)") }
+            for title in report.unsupported { print("  not imported (type not supported): \(title)") }
+            for line in report.refused { print("  refused: \(line)") }
+            for note in report.notes { print("  note: \(note)") }
+            if !report.refused.isEmpty { throw CommandFailure("\(report.refused.count) entr\(report.refused.count == 1 ? "y was" : "ies were") refused (see above)") }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import CofferAuthenticator
+import Foundation
+
+/// `coffer show QUERY --uri|--qr`: an account as a phone scans it.
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show an account as an otpauth:// URI or a QR code, to move it to a phone.",
+        discussion: """
+            Both forms hold the secret: anyone who sees them can make your codes. At a \
+            terminal you are asked first (--yes skips the question). Push mechanisms cannot be \
+            moved this way; register the device with the issuer again.
+
+            Examples:
+              coffer show github --qr
+              coffer show 'GitHub: alice' --uri --yes | qrencode -t ansiutf8
+            """)
+
+    @Argument(help: ArgumentHelp("Which account (must match exactly one).", valueName: "query"), completion: .custom(AccountCompletion.titles))
+    var query: String
+    @Flag(help: "Print the otpauth:// URI.") var uri = false
+    @Flag(help: "Draw the QR code in the terminal.") var qr = false
+    @Flag(name: .shortAndLong, help: "Do not ask before showing the secret.") var yes = false
+    @OptionGroup var options: AuthenticatorOptions
+
+    func validate() throws {
+        guard uri != qr else { throw ValidationError("choose one of --uri and --qr") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let (authenticator, storage) = try options.open()
+            let matches = AccountQuery.entries(matching: query, authenticator, storage)
+            guard let entry = matches.first else { throw CommandFailure("no account matches '\(query)'; see coffer list") }
+            guard matches.count == 1 else {
+                throw CommandFailure("'\(query)' matches \(matches.count) accounts; name one as it is listed, for example '\(AccountQuery.title(entry.account))'")
+            }
+            let movable = entry.mechanisms.filter { $0.type != .push }
+            guard !movable.isEmpty else {
+                throw CommandFailure("\(AccountQuery.title(entry.account)) has only a push mechanism, which cannot be moved by URI; register the device with the issuer again")
+            }
+            if !yes, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 {
+                print("This shows the secret of \(AccountQuery.title(entry.account)): anyone who sees it can make your codes. Show it? [y/N] ", terminator: "")
+                try StandardStreams.flushOutput()
+                let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+                guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was shown") }
+            }
+            for mechanism in movable {
+                // The names shown here, so the phone shows what coffer list shows.
+                var shown = mechanism
+                shown.issuer = entry.account.shownIssuer
+                shown.accountName = entry.account.shownAccountName
+                let text = MechanismURI.otpauth(shown)
+                if uri {
+                    print(text)
+                } else {
+                    for line in try TerminalQRCode.lines(for: text) { print(line) }
+                    print("\(AccountQuery.title(entry.account)) (\(mechanism.type.rawValue.uppercased()))")
+                }
+            }
+        }
+    }
+}
