@@ -63,7 +63,13 @@ struct DoctorCommand: AsyncParsableCommand {
         // The key store.
         do {
             switch try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory) {
-            case .secretService?: report(.ok, "key store", "the OS keyring (recorded in authenticator.keystore)")
+            case .secretService?:
+                if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
+                    report(.fail, "key store", "the OS keyring (recorded in authenticator.keystore), which cannot be used here: "
+                        + "\(problem.errorDescription ?? "\(problem)") \(KeyringAdvice.move)")
+                } else {
+                    report(.ok, "key store", "the OS keyring (recorded in authenticator.keystore)")
+                }
             case .file?:
                 let keys = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
                 inspect("key directory", keys.directory, .directory)

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// The key material is protected only by the file permissions: anyone who can read the file as
 /// you (or as root) can read the keys. Prefer the OS keyring where there is one.
-public struct FileKeyStore: KeyStore {
+public struct FileKeyStore: KeyRingStore {
     /// The directory that holds the key files.
     public let directory: URL
     /// Key rings already read, by alias, with the identity of the file they came from; shared by
@@ -45,6 +45,18 @@ public struct FileKeyStore: KeyStore {
     @discardableResult
     public func rotateKey(for alias: String) async throws -> VersionedKey {
         try modify(alias, KeyRing.rotatingKey(in:))
+    }
+
+    public func keyRing(for alias: String) async throws -> KeyRing? {
+        try read(alias)
+    }
+
+    public func insertKeyRing(_ ring: KeyRing, for alias: String) async throws {
+        let location = try fileURL(for: alias).path
+        _ = try modify(alias) { existing in
+            guard existing == nil else { throw KeyStoreError.alreadyExists(alias: alias, location: location) }
+            return (ring, ring.primary)
+        }
     }
 
     public func deleteKeys(for alias: String) async throws {

@@ -49,6 +49,18 @@ public protocol KeyStore: Sendable {
     func deleteKeys(for alias: String) async throws
 }
 
+/// A key store whose whole key rings can be read and written, so that a store's keys can move
+/// to another key store unchanged (nothing re-sealed): `coffer key move`. Built in:
+/// ``FileKeyStore`` and ``SecretServiceKeyStore``.
+public protocol KeyRingStore: KeyStore {
+    /// Every key of `alias`, or `nil` when it has none.
+    func keyRing(for alias: String) async throws -> KeyRing?
+
+    /// Stores `ring` as the keys of `alias`, which must have none: an alias's keys are never
+    /// replaced (``KeyStoreError/alreadyExists(alias:location:)``).
+    func insertKeyRing(_ ring: KeyRing, for alias: String) async throws
+}
+
 /// Why a key store operation failed.
 public enum KeyStoreError: Error, Sendable {
     /// The stored keys for `alias` cannot be read. They were left untouched.
@@ -57,6 +69,8 @@ public enum KeyStoreError: Error, Sendable {
     case invalidAlias(String, reason: String)
     /// The underlying store failed.
     case storageFailed(alias: String, cause: any Error)
+    /// The alias already has keys, which are never replaced.
+    case alreadyExists(alias: String, location: String)
 }
 
 extension KeyStoreError: LocalizedError {
@@ -67,6 +81,8 @@ extension KeyStoreError: LocalizedError {
                 + "restore them from a backup. Data sealed with them cannot be opened without them."
         case let .invalidAlias(alias, reason):
             return "The key alias '\(alias)' cannot be used: \(reason)."
+        case let .alreadyExists(alias, location):
+            return "\(location) already holds keys for '\(alias)'; they were left as they are. Move them aside first if they are not needed."
         case let .storageFailed(alias, cause):
             let detail = (cause as? LocalizedError)?.errorDescription ?? String(describing: cause)
             return "The keys for '\(alias)' could not be read or written: \(detail)"

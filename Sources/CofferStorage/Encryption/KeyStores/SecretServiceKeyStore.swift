@@ -5,7 +5,7 @@ import Foundation
 /// The item has the attributes `service` (default `org.coffer.keys`) and `alias`, and holds the
 /// alias's ``KeyRing``. Creating and rotating keys hold an exclusive lock file in
 /// ``DataDirectory/locks()``, so processes of the same user agree on one key per alias.
-public struct SecretServiceKeyStore: KeyStore {
+public struct SecretServiceKeyStore: KeyRingStore {
     /// The `service` attribute of the key items.
     public let service: String
     /// The keyring connection.
@@ -37,6 +37,18 @@ public struct SecretServiceKeyStore: KeyStore {
     @discardableResult
     public func rotateKey(for alias: String) async throws -> VersionedKey {
         try await modify(alias, KeyRing.rotatingKey(in:))
+    }
+
+    public func keyRing(for alias: String) async throws -> KeyRing? {
+        try await ring(alias)
+    }
+
+    public func insertKeyRing(_ ring: KeyRing, for alias: String) async throws {
+        let location = location(alias)
+        _ = try await modify(alias) { existing in
+            guard existing == nil else { throw KeyStoreError.alreadyExists(alias: alias, location: location) }
+            return (ring, ring.primary)
+        }
     }
 
     public func deleteKeys(for alias: String) async throws {
@@ -77,7 +89,7 @@ public struct SecretServiceKeyStore: KeyStore {
     /// Reads the ring, lets `change` decide, and stores the new ring, all on one keyring thread
     /// under the cross-process lock.
     private func modify(
-        _ alias: String, _ change: @escaping @Sendable (KeyRing?) -> (KeyRing?, VersionedKey)
+        _ alias: String, _ change: @escaping @Sendable (KeyRing?) throws -> (KeyRing?, VersionedKey)
     ) async throws -> VersionedKey {
         try Self.check(alias)
         let attributes = attributes(alias)
@@ -87,7 +99,7 @@ public struct SecretServiceKeyStore: KeyStore {
             do {
                 return .success(try lock.withExclusiveLock { () throws -> VersionedKey in
                     let ring = try self.decode(try calls.search(attributes), alias: alias)
-                    let (newRing, key) = change(ring)
+                    let (newRing, key) = try change(ring)
                     if let newRing {
                         try calls.store(newRing.serialized(), attributes: attributes, label: label, contentType: "application/json")
                     }

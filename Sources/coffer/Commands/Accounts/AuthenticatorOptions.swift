@@ -69,7 +69,13 @@ struct AuthenticatorOptions: ParsableArguments {
         let logger = Logger(label: "coffer")
         let storage: any StorageClient
         switch try chosen ?? backend() {
-        case .sqlite: storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger)
+        case .sqlite:
+            do {
+                storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger)
+            } catch let error as KeyStoreSelection.SelectionError {
+                guard case .keyringRequired = error else { throw error }
+                throw CommandFailure("\(error.errorDescription ?? "\(error)") \(KeyringAdvice.move)")
+            }
         case .keychain: storage = try KeychainStorageClient.make(logger: logger)
         }
         return (AuthenticatorClient(storage: storage, logger: logger), storage)
@@ -108,4 +114,10 @@ enum UnreadableRecords {
         return "\(count) stored record(s) cannot be read: \(why). They are left as they are: restore the key "
             + "or the records (see coffer doctor)."
     }
+}
+
+/// What to do when the accounts' key is in a keyring this session cannot reach.
+enum KeyringAdvice {
+    static let move = "To use the accounts without that keyring (over SSH, on a server), run `coffer key move --to file` "
+        + "once where the keyring works (your desktop session)."
 }

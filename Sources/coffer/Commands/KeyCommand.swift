@@ -1,0 +1,109 @@
+import ArgumentParser
+import CofferAuthenticator
+import CofferStorage
+import Foundation
+
+/// `coffer key`: where the accounts' key is kept.
+struct KeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Show or move the key that seals the accounts' secrets.",
+        subcommands: [Show.self, Move.self],
+        defaultSubcommand: Show.self)
+
+    /// Where the accounts' key is kept, in words.
+    static func describe(_ location: KeyStoreSelection.Location, in directory: URL) throws -> String {
+        switch location {
+        case .secretService: "the OS keyring (Secret Service), as item service org.coffer.keys, alias \(DefaultAuthenticatorStorage.keyAlias)"
+        case .file: "the file \(try keyFile(in: directory).path)"
+        }
+    }
+
+    static func keyFile(in directory: URL) throws -> URL {
+        try FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true)).fileURL(for: DefaultAuthenticatorStorage.keyAlias)
+    }
+
+    static func store(_ location: KeyStoreSelection.Location, in directory: URL) -> any KeyRingStore {
+        switch location {
+        case .secretService: SecretServiceKeyStore()
+        case .file: FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Say where the key is.", discussion: "Example:\n  coffer key show")
+
+        @OptionGroup var data: DataOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                guard let location = try DefaultAuthenticatorStorage.recordedKeyLocation(in: data.directory) else {
+                    print("No key yet: the first coffer add makes one (in the OS keyring when it is usable, else in a 0600 file).")
+                    return
+                }
+                print("The accounts' key is in \(try KeyCommand.describe(location, in: data.directory)).")
+            }
+        }
+    }
+
+    struct Move: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move the key between the OS keyring and a 0600 key file.",
+            discussion: """
+                The key moves unchanged, so nothing is sealed again and every secret opens as \
+                before: it is copied, checked against the store, recorded as the key to use, \
+                and only then removed from where it was. Run it where both places work: to \
+                take the key out of the keyring (for use over SSH or on a server), in the \
+                desktop session whose keyring holds it.
+
+                Examples:
+                  coffer key move --to file
+                  coffer key move --to keyring
+                """)
+
+        enum Place: String, ExpressibleByArgument, CaseIterable {
+            case file, keyring
+
+            var location: KeyStoreSelection.Location { self == .file ? .file : .secretService }
+        }
+
+        @Option(help: "Where the key goes.") var to: Place
+        @OptionGroup var data: DataOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let directory = data.directory
+                let alias = DefaultAuthenticatorStorage.keyAlias
+                guard let from = try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory) else {
+                    throw CommandFailure("there is no key yet; coffer add makes one")
+                }
+                guard from != to.location else {
+                    throw CommandFailure("the key is already in \(try KeyCommand.describe(from, in: directory))")
+                }
+                let source = KeyCommand.store(from, in: directory), target = KeyCommand.store(to.location, in: directory)
+                guard let ring = try await source.keyRing(for: alias) else {
+                    throw CommandFailure("\(try KeyCommand.describe(from, in: directory)) holds no key for the accounts; nothing was moved")
+                }
+                // A copy left by an interrupted move is accepted when it is the same key ring.
+                if let existing = try await target.keyRing(for: alias) {
+                    guard existing.serialized() == ring.serialized() else {
+                        throw KeyStoreError.alreadyExists(alias: alias, location: try KeyCommand.describe(to.location, in: directory))
+                    }
+                } else {
+                    try await target.insertKeyRing(ring, for: alias)
+                }
+                // The store must open with the moved key before anything is removed.
+                let check = try SQLiteStorageClient(
+                    path: DefaultAuthenticatorStorage.databaseURL(in: directory).path,
+                    encryptor: AESGCMEncryptor(keyAlias: alias, keyStore: target))
+                if let problem = check.keyProblem {
+                    throw CommandFailure("the copied key does not open the store (\((problem as? LocalizedError)?.errorDescription ?? "\(problem)")); "
+                        + "it was left in both places and the store still uses the old one")
+                }
+                try RecordFile(directory.appendingPathComponent(DefaultAuthenticatorStorage.keyStoreRecord)).write(to.location.rawValue)
+                try await source.deleteKeys(for: alias)
+                print("Moved the key to \(try KeyCommand.describe(to.location, in: directory)); nothing was sealed again.")
+            }
+        }
+    }
+}
