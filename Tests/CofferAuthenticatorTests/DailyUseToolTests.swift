@@ -148,6 +148,36 @@ struct DailyUseToolTests {
         #expect(code.stdout == (try OathGenerator.hotp(secret: Base32.decode("JBSWY3DPEHPK3PXP"), counter: 0)) + "\n", "the new secret, from counter 0")
     }
 
+    @Test("13: bash completion offers commands, files, and account names read from the store; zsh and fish scripts are made")
+    func completions() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let home = directory.appending("home")
+        try await coffer(home, ["add", "-"], input: "otpauth://totp/GitHub:alice?secret=\(secret)&issuer=GitHub\notpauth://totp/Mail:bob?secret=\(secret)&issuer=Mail\n")
+        let script = directory.appending("coffer.bash")
+        try Data(try await coffer(home, ["--generate-completion-script", "bash"]).stdout.utf8).write(to: script)
+        try Data().write(to: directory.appending("export.2fas"))
+        func complete(_ words: [String]) async throws -> [String] {
+            let line = words.joined(separator: " ")
+            let result = try await CofferProcess.run(
+                executable: URL(fileURLWithPath: "/bin/bash"),
+                ["-c", """
+                    source "$0"; cd "$1"; COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); COMP_CWORD=\(words.count - 1)
+                    COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}; _coffer; printf '%s\\n' "${COMPREPLY[@]}"
+                    """, script.path, directory.url.path],
+                environment: ["COFFER_HOME": home.path, "PATH": try CofferProcess.executable.deletingLastPathComponent().path + ":/usr/bin:/bin"])
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        let commands = try await complete(["coffer", "co"])
+        #expect(commands.contains("code") && !commands.contains("clipboard-clear"), "the hidden helper is not offered")
+        #expect(try await complete(["coffer", "code", "G"]) == ["GitHub:alice"])
+        #expect(Set(try await complete(["coffer", "remove", ""])) == ["GitHub:alice", "Mail:bob"])
+        #expect(try await complete(["coffer", "import", "exp"]).contains("export.2fas"))
+        for shell in ["zsh", "fish"] {
+            #expect(try await coffer(home, ["--generate-completion-script", shell]).stdout.contains("---completion"), "\(shell)")
+        }
+    }
+
     @Test("13: help examples fit 80 columns: no example line, or URI, is wrapped")
     func helpFits() async throws {
         let directory = TemporaryDirectory()
