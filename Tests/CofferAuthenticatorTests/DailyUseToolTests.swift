@@ -105,6 +105,12 @@ struct DailyUseToolTests {
             ("corrupt", { try Data(repeating: 0x41, count: 4096).write(to: $0) }, "not a SQLite database, or it is damaged"),
             ("foreign", { url in try await DatabaseQueue(path: url.path).write { try $0.execute(sql: "CREATE TABLE photos (id INTEGER)") } },
              "not Coffer's: it holds tables Coffer did not make (photos)"),
+            ("foreign, in WAL mode", { url in
+                try await DatabaseQueue(path: url.path).write { db in
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    try db.execute(sql: "CREATE TABLE photos (id INTEGER)")
+                }
+            }, "not Coffer's: it holds tables Coffer did not make (photos)"),
             ("newer", { url in
                 try await DatabaseQueue(path: url.path).write { db in
                     try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")

@@ -166,6 +166,13 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
     }
 
+    /// `accounts` (as the storage client returned them) with their mechanisms and
+    /// notifications: for a caller that has already chosen which accounts it needs, so nothing
+    /// is listed twice.
+    public func entries(for accounts: [Account]) -> [AccountEntry] {
+        lock.withLock { assemble(accounts) }
+    }
+
     /// Adds mechanisms and notifications to `accounts`. Call with the lock held.
     private func assemble(_ accounts: [Account]) -> [AccountEntry] {
         accounts.map { account in

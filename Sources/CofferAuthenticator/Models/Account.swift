@@ -65,7 +65,9 @@ public struct Account: Codable, Sendable, Hashable {
 /// Joins identity parts with `-` so that the result can be split back unambiguously.
 enum IdentifierCoding {
     static func escape(_ part: String) -> String {
-        part.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "-", with: "%2D")
+        // Most names hold neither character: skip Foundation's replacing (it dominated listings).
+        guard part.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "-") }) else { return part }
+        return part.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "-", with: "%2D")
     }
 
     static func unescape(_ part: Substring) -> String {

@@ -54,18 +54,19 @@ final class ClientDiagnostics: Sendable {
 
     /// Decodes one record; a record that cannot be read is logged, counted (once, by `record`,
     /// however often it is read) and left out (and left where it is).
-    func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
+    func readable<R>(_ operation: String, _ record: @autoclosure () -> String, _ body: () throws -> R) -> R? {
         do {
             return try body()
         } catch {
+            let name = record()
             state.withLock {
                 $0.last = error
-                if $0.unreadable.insert(record).inserted, $0.described.count < Self.describedLimit {
-                    $0.described.append("\(record): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+                if $0.unreadable.insert(name).inserted, $0.described.count < Self.describedLimit {
+                    $0.described.append("\(name): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
                 }
             }
             logger.error("\(operation): a stored record cannot be read and is left out",
-                         metadata: ["record": "\(record)", "error": "\(error)", "store": "\(store)"])
+                         metadata: ["record": "\(name)", "error": "\(error)", "store": "\(store)"])
             return nil
         }
     }

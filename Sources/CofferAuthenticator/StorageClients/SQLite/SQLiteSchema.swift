@@ -1,4 +1,5 @@
 import CofferStorage
+import Foundation
 import GRDB
 
 /// The SQLite schema of ``SQLiteStorageClient``, as versioned migrations.
@@ -9,6 +10,14 @@ import GRDB
 /// name are bound to the sealed secret (``MechanismBinding``). Times are REAL seconds since Foundation's reference date
 /// (2001-01-01 00:00:00 UTC), which round-trips a `Date` exactly.
 enum SQLiteSchema {
+    /// Whether the file at `path` starts with a SQLite header in WAL mode (bytes 18 and 19 are
+    /// 2): opening it as a pool changes nothing in it.
+    static func isWALDatabase(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path), let header = try? handle.read(upToCount: 20) else { return false }
+        try? handle.close()
+        return header.count == 20 && header.starts(with: Array("SQLite format 3\u{0}".utf8)) && header[18] == 2 && header[19] == 2
+    }
+
     /// Refuses a database that is not Coffer's (tables, but no migrations Coffer ran) or that a
     /// newer Coffer migrated further than this one knows, before anything is written to it.
     static func checkOwnership(_ db: Database, path: String) throws {

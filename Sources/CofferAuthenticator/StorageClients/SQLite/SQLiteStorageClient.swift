@@ -57,13 +57,17 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         let opening = FileLock(path: path + ".open-lock")
         do {
             database = try opening.withExclusiveLock {
-                // Read-only first: a file that is not Coffer's must not be touched, and opening a
-                // pool would already switch it to WAL.
-                var inspecting = Configuration()
-                inspecting.readonly = true
-                inspecting.busyMode = .timeout(10)
-                try DatabaseQueue(path: path, configuration: inspecting).read { try SQLiteSchema.checkOwnership($0, path: path) }
+                // A file that is not Coffer's must not be touched, and opening a pool switches a
+                // database to WAL: unless the file already is a WAL database (as every Coffer
+                // store is, so the common case skips a connection), it is inspected read-only first.
+                if !SQLiteSchema.isWALDatabase(path) {
+                    var inspecting = Configuration()
+                    inspecting.readonly = true
+                    inspecting.busyMode = .timeout(10)
+                    try DatabaseQueue(path: path, configuration: inspecting).read { try SQLiteSchema.checkOwnership($0, path: path) }
+                }
                 let pool = try DatabasePool(path: path, configuration: configuration)
+                try pool.read { try SQLiteSchema.checkOwnership($0, path: path) }
                 try SQLiteSchema.migrator.migrate(pool)
                 return pool
             }
@@ -523,8 +527,8 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         diagnostics.attempt(operation, body)
     }
 
-    private func readable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
-        diagnostics.readable(operation, record, body)
+    private func readable<R>(_ operation: String, _ record: @autoclosure () -> String, _ body: () throws -> R) -> R? {
+        diagnostics.readable(operation, record(), body)
     }
 
     /// Creates the database file 0600 (its directory 0700) when missing, and checks the file,
