@@ -27,6 +27,10 @@ let package = Package(
             dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),
         .executableTarget(
+            name: "FuzzImport",
+            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
+            swiftSettings: fuzzTarget),
+        .executableTarget(
             name: "FuzzAegis",
             dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
             swiftSettings: fuzzTarget),

@@ -93,6 +93,24 @@ public enum FuzzHarness {
         }
     }
 
+    /// An export file as `coffer import` reads it: recognised by content, then read as every
+    /// format (with a password where one is asked for), and what reads imported into a memory
+    /// store. Every imported mechanism must make a code. The finding is a crash, a hang, or an
+    /// accepted mechanism that cannot make a code.
+    public static func importFile(_ data: Data) throws(FuzzFinding) {
+        _ = ImportFormat.detect(data)
+        for format in ImportFormat.allCases where format != .image {
+            guard let contents = try? format.read(data, password: { "fuzz" }) else { continue }
+            let client = AuthenticatorClient(storage: MemoryStorageClient(), clock: { Date(timeIntervalSince1970: 1_700_000_000) })
+            guard (try? client.importEntries(contents.entries, overwrite: true)) != nil else { continue }
+            for mechanism in client.accounts().flatMap(\.mechanisms) where mechanism.type.generatesCodes {
+                guard (try? client.code(for: mechanism)) != nil else {
+                    throw FuzzFinding("an imported \(format.rawValue) mechanism cannot make a code: \(data.base64EncodedString())")
+                }
+            }
+        }
+    }
+
     /// An encryptor with one key of its own; made once.
     private static func encryptor() async throws -> AESGCMEncryptor {
         if let made = madeEncryptor.withLock({ $0 }) { return made }

@@ -179,6 +179,14 @@ struct DailyUseToolTests {
         #expect(try await complete(["coffer", "code", "G"]) == ["GitHub:alice"])
         #expect(Set(try await complete(["coffer", "remove", ""])) == ["GitHub:alice", "Mail:bob"])
         #expect(try await complete(["coffer", "import", "exp"]).contains("export.2fas"))
+        // Pressing Tab where there is no store yet creates nothing: no directory, no key.
+        let fresh = directory.appending("fresh")
+        let none = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "source \"$0\"; COMP_WORDS=(coffer code ''); COMP_CWORD=2; COMP_LINE='coffer code '; COMP_POINT=${#COMP_LINE}; _coffer; echo \"n=${#COMPREPLY[@]}\"", script.path],
+            environment: ["COFFER_HOME": fresh.path, "PATH": try CofferProcess.executable.deletingLastPathComponent().path + ":/usr/bin:/bin"])
+        #expect(none.stdout.contains("n=0"), "\(none.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: fresh.path), "completion made no store")
         for shell in ["zsh", "fish"] {
             #expect(try await coffer(home, ["--generate-completion-script", shell]).stdout.contains("---completion"), "\(shell)")
         }

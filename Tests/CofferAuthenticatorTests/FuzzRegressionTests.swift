@@ -19,7 +19,7 @@ struct FuzzRegressionTests {
         }
     }
 
-    @Test("each input passes the target's checks", arguments: ["uri", "envelope", "aegis"])
+    @Test("each input passes the target's checks", arguments: ["uri", "envelope", "aegis", "import"])
     func replay(target: String) async throws {
         let inputs = try Self.inputs(target)
         #expect(inputs.count >= 2, "the seeds are there")
@@ -28,6 +28,7 @@ struct FuzzRegressionTests {
                 switch target {
                 case "uri": try FuzzHarness.uri(data)
                 case "envelope": try await FuzzHarness.envelope(data)
+                case "import": try FuzzHarness.importFile(data)
                 default: try FuzzHarness.aegis(data)
                 }
             } catch {

@@ -3,23 +3,21 @@ import Foundation
 
 /// Account names for shell completion (`coffer code <TAB>`).
 ///
-/// Runs inside `coffer` when the shell asks, reading only account rows (no secret is opened),
-/// in the data directory and backend the command line names so far. Anything that fails gives
-/// no completions rather than an error on the user's prompt.
+/// Runs inside `coffer` when the shell asks. It reads only the account names from the database
+/// in the data directory the command line names so far (no key, no keyring, nothing created:
+/// pressing Tab must not make a store appear); the keyring backend offers none, since its
+/// names are sealed. Anything that fails gives no completions rather than an error.
 enum AccountCompletion {
     @Sendable
     static func titles(_ arguments: [String], _ index: Int, _ prefix: String) -> [String] {
-        // Only the options that say where accounts are, parsed as the command would parse them.
         var relevant: [String] = []
         for (position, argument) in arguments.enumerated() where position + 1 < arguments.count
             && ["--data-dir", "--backend"].contains(argument) {
             relevant += [argument, arguments[position + 1]]
         }
-        guard let options = try? AuthenticatorOptions.parse(relevant) else { return [] }
-        guard let (_, storage) = try? options.open() else { return [] }
-        return storage.getAllAccounts()
-            .map { "\($0.shownIssuer):\($0.shownAccountName)" }
-            .filter { prefix.isEmpty || $0.lowercased().hasPrefix(prefix.lowercased()) }
-            .sorted()
+        guard let options = try? AuthenticatorOptions.parse(relevant), (try? options.backend()) == .sqlite,
+              let titles = try? SQLiteStorageClient.accountTitles(inDatabaseAt: DefaultAuthenticatorStorage.databaseURL(in: options.data.directory).path)
+        else { return [] }
+        return titles.filter { prefix.isEmpty || $0.lowercased().hasPrefix(prefix.lowercased()) }.sorted()
     }
 }
