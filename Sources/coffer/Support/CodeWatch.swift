@@ -71,6 +71,11 @@ enum CodeWatch {
         return lines
     }
 
+    /// The current TOTP or Steam code of `mechanism` (never HOTP: that moves a counter).
+    static func code(_ mechanism: Mechanism, at date: Date) throws -> OathCode {
+        try code(mechanism, Base32.decode(mechanism.secret), at: date)
+    }
+
     private static func code(_ mechanism: Mechanism, _ secret: Data, at date: Date) throws -> OathCode {
         mechanism.type == .steam
             ? try OathGenerator.steam(secret: secret, at: date)

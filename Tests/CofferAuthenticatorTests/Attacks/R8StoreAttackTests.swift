@@ -270,6 +270,7 @@ struct R8StoreAttackTests {
         #expect(plan.contains("mechanism_legacy_binding"), "found through the partial index, not a scan: \(plan)")
         let reopened = try client(path, keys)
         #expect(reopened.getMechanismForUUID(uuid: "bank-id")?.secret == secret)
+        #expect(reopened.keyProblem == nil, "checking the key binds the legacy rows")
         #expect(try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT binding FROM mechanism") } == 2)
         // Now bound: the issuer cannot be changed under it.
         var sqlite3 = Configuration()

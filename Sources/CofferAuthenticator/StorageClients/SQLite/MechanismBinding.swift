@@ -11,7 +11,8 @@ import Foundation
 ///
 /// Rows written before this binding existed (`binding` 1) are sealed under
 /// `mechanism/<uuid>/secret` alone; the client re-seals them under the full binding the first
-/// time it opens the store with the right key.
+/// time it checks the store's key and finds it right (before its first write, or when
+/// `keyProblem` is asked).
 enum MechanismBinding {
     /// `mechanism/<uuid>/secret`: the UUID only.
     static let legacy = 1

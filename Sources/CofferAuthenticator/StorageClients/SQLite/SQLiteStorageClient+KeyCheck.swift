@@ -40,11 +40,22 @@ extension SQLiteStorageClient {
     /// Throws ``StorageClientError/keyUnavailable(cause:)`` while the key cannot be used,
     /// checking again first (the key may have been restored).
     func requireKey() throws {
-        guard keyState.withLock({ $0 }) != nil else { return }
+        if case .usable = keyState.withLock({ $0 }) { return }
+        if let problem = checkKey() { throw StorageClientError.keyUnavailable(cause: problem) }
+    }
+
+    /// Checks the key against the store now, remembers the answer and returns the problem; with
+    /// a usable key, brings rows written before the binding under it.
+    @discardableResult
+    func checkKey() -> (any Error)? {
         let problem = findKeyProblem()
-        keyState.withLock { $0 = problem }
-        if let problem { throw StorageClientError.keyUnavailable(cause: problem) }
-        bindLegacyRows()
+        keyState.withLock { $0 = problem.map(KeyState.unusable) ?? .usable }
+        if let problem {
+            diagnostics.record(problem, operation: "key check", message: "the store's key cannot be used; nothing new will be sealed")
+        } else {
+            bindLegacyRows()
+        }
+        return problem
     }
 
     /// Re-seals the secrets of rows written before ``MechanismBinding`` (bound to their UUID
@@ -73,4 +84,11 @@ extension SQLiteStorageClient {
             }
         }
     }
+}
+
+/// What a ``SQLiteStorageClient`` knows about its key.
+enum KeyState {
+    case unchecked
+    case usable
+    case unusable(any Error)
 }

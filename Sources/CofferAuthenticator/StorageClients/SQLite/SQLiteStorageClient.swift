@@ -33,8 +33,9 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     let database: DatabasePool
     let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
-    /// Why the key cannot be used, while it cannot (see ``keyProblem``).
-    let keyState: Mutex<(any Error)?>
+    /// Whether the key opens the store's key check: not known until something needs it (see
+    /// ``keyProblem``), so a command that only reads pays nothing for it.
+    let keyState: Mutex<KeyState>
 
     /// Opens (creating and migrating when needed) the database at `path`.
     ///
@@ -74,13 +75,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
             throw StorageError.corrupted(location: path, reason: "it is not a SQLite database, or it is damaged (SQLite says: \(error.message ?? "\(error.resultCode)"))")
         }
-        keyState = Mutex(nil)
-        if let problem = findKeyProblem() {
-            keyState.withLock { $0 = problem }
-            diagnostics.record(problem, operation: "open", message: "the store's key cannot be used; nothing new will be sealed")
-        } else {
-            bindLegacyRows()
-        }
+        keyState = Mutex(.unchecked)
     }
 
     /// Why nothing can be sealed now, or `nil`: the encryptor's key does not open the store's
@@ -88,7 +83,11 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     /// read then either, and every write that seals fails with
     /// ``StorageClientError/keyUnavailable(cause:)``. Checked again on each such write, so a
     /// restored key is used at once.
-    public var keyProblem: (any Error)? { keyState.withLock { $0 } }
+    public var keyProblem: (any Error)? {
+        if case .unchecked = keyState.withLock({ $0 }) { return checkKey() }
+        if case .unusable(let problem) = keyState.withLock({ $0 }) { return problem }
+        return nil
+    }
 
     /// The cause of the most recent failed call, if any.
     public var lastError: (any Error)? { diagnostics.lastError }

@@ -111,7 +111,10 @@ struct CodeCommand: AsyncParsableCommand {
                     continue
                 }
                 do {
-                    let code = try authenticator.code(for: mechanism)
+                    // TOTP and Steam codes come from the mechanism just read (nothing to store);
+                    // HOTP goes through the client, which claims the counter value atomically.
+                    let code = mechanism.type == .hotp || entry.account.isLocked
+                        ? try authenticator.code(for: mechanism) : try CodeWatch.code(mechanism, at: Date())
                     outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: code.code,
                                               secondsRemaining: code.secondsRemaining(), error: nil, note: nil))
                 } catch {
