@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "CofferStorage", targets: ["CofferStorage"]),
         .library(name: "CofferStorageTesting", targets: ["CofferStorageTesting"]),
         .library(name: "CofferAuthenticator", targets: ["CofferAuthenticator"]),
+        .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
         .executable(name: "coffer", targets: ["coffer"]),
     ],
     dependencies: [
@@ -15,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -41,6 +44,17 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "CofferPostgres",
+            dependencies: [
+                "CofferStorage",
+                "CofferAuthenticator",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -79,6 +93,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "CofferPostgresTests",
+            dependencies: [
+                "CofferPostgres", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -126,6 +126,13 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
         }
     }
 
+    /// Forgets the memory copy, so that the next `get` reads the storage again: for backends that
+    /// learn another process or instance changed the stored value (`PostgresStorage`, from a
+    /// notification). A pending write (``CacheStrategy/cacheOnFailure``) is kept.
+    public func forgetMemoryCopy() async {
+        await withLock(writing: true) { memory.forgetKnown() }
+    }
+
     /// Writes the pending item; returns whether it reached the storage.
     private func retryPending(_ item: T) async -> Bool {
         do {
@@ -224,5 +231,10 @@ struct MemoryCopy<T> {
     mutating func clear() {
         pending = nil
         slot = .unknown
+    }
+
+    /// Forgets the remembered answer, unless a pending write is what it remembers.
+    mutating func forgetKnown() {
+        if pending == nil { slot = .unknown }
     }
 }

@@ -18,6 +18,47 @@ import Foundation
 /// (not root) or that others can write to without the sticky bit (where another user could swap
 /// the file after it is written).
 public enum PrivateFile {
+    /// Reads a file of secrets (a key a person keeps for Coffer): it must be a regular file,
+    /// yours, and not readable or writable by group or others (``FileTrust``, checked on the
+    /// open descriptor; a symbolic link is refused). `nil` when there is no file.
+    public static func read(_ path: String) throws(StorageError) -> Data? {
+        try FileTrust.checkPath((path as NSString).deletingLastPathComponent)
+        guard let fd = try FileTrust.openForReading(path, .privateFile) else { return nil }
+        defer { close(fd) }
+        return try POSIX.readAll(fd, path: path)
+    }
+
+    /// Creates the file at `path` holding `data`, 0600 from its first byte, durably; refuses
+    /// (``StorageError/untrusted(path:owner:mode:reason:)``) when something is there already,
+    /// so nothing is ever replaced: the new file is linked into place, which fails when the
+    /// name exists.
+    public static func create(_ data: Data, at path: String) throws(StorageError) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        try FileTrust.checkCreatingIn(directory)
+        let temporary = directory + "/." + url.lastPathComponent + "." + UUID().uuidString.prefix(12) + ".tmp"
+        let fd = try POSIX.createExclusively(temporary)
+        defer { unlink(temporary) }
+        do {
+            try POSIX.writeAll(fd, data, path: temporary)
+            try POSIX.call("fsync", temporary) { fsync(fd) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        try POSIX.call("close", temporary) { close(fd) }
+        if link(temporary, path) != 0 {
+            if errno == EEXIST {
+                var info = stat()
+                let found = lstat(path, &info) == 0
+                throw .untrusted(path: path, owner: found ? UInt32(info.st_uid) : 0, mode: found ? UInt32(info.st_mode) & 0o7777 : 0,
+                                 reason: "something is already there, and Coffer never replaces it")
+            }
+            throw .io(operation: "create", path: path, code: errno)
+        }
+        try POSIX.syncDirectory(directory)
+    }
+
     /// Replaces the file at `path` with `data`.
     ///
     /// - Throws: ``StorageError/untrusted(path:owner:mode:reason:)`` for a refused target or

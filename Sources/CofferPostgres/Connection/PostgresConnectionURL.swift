@@ -1,0 +1,110 @@
+import Foundation
+import PostgresNIO
+
+/// A PostgreSQL connection string in libpq's URL form, as `COFFER_DATABASE_URL` takes it:
+///
+/// ```
+/// postgresql://user@/db?host=/run/postgresql          (a Unix socket directory)
+/// postgresql://user:password@db.example.com:5432/db?sslmode=require&connect_timeout=5
+/// ```
+///
+/// Read: user, password, host (a name, or a socket directory given as `host=/path` or as a
+/// host that starts with `/`), port (5432), database (the path; else the user), and the query
+/// parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode` (`disable`, `prefer` or
+/// `require`; `disable` for sockets, `prefer` for TCP by default) and `connect_timeout`
+/// (seconds). Anything else is refused, naming it, rather than silently ignored.
+public struct PostgresConnectionURL: Sendable, Equatable {
+    public var user: String
+    public var password: String?
+    /// A host name or address, for TCP; `nil` for a Unix socket.
+    public var host: String?
+    public var port: Int
+    /// The directory of the server's Unix socket, when connecting through one.
+    public var socketDirectory: String?
+    public var database: String
+    public var sslMode: SSLMode
+    public var connectTimeout: Duration
+
+    /// How TLS is used over TCP.
+    public enum SSLMode: String, Sendable {
+        case disable, prefer, require
+    }
+
+    /// Parses `text`.
+    ///
+    /// - Throws: ``PostgresStorageError`` (`.invalidConfiguration`) naming what is wrong; the
+    ///   message never repeats a password.
+    public init(_ text: String) throws(PostgresStorageError) {
+        func invalid(_ reason: String) -> PostgresStorageError { .invalidConfiguration("the database URL \(reason)") }
+        guard let components = URLComponents(string: text),
+              let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres" else {
+            throw invalid("must look like postgresql://user@host/database or postgresql://user@/database?host=/run/postgresql")
+        }
+        var parameters: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard ["host", "port", "user", "password", "dbname", "sslmode", "connect_timeout"].contains(item.name) else {
+                throw invalid("has a parameter Coffer does not know: '\(item.name)'")
+            }
+            parameters[item.name] = item.value ?? ""
+        }
+        user = parameters["user"] ?? components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        password = parameters["password"] ?? components.password
+        let hostText = parameters["host"] ?? components.host.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding }
+        if let hostText, hostText.hasPrefix("/") {
+            socketDirectory = hostText
+            host = nil
+        } else if let hostText {
+            host = hostText
+            socketDirectory = nil
+        } else {
+            // libpq's default: the socket in /var/run/postgresql (Debian's place for it).
+            socketDirectory = "/var/run/postgresql"
+            host = nil
+        }
+        let portText = parameters["port"] ?? components.port.map(String.init) ?? "5432"
+        guard let port = Int(portText), (1...65_535).contains(port) else { throw invalid("has a port that is not a number from 1 to 65535") }
+        self.port = port
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = parameters["dbname"] ?? (path.isEmpty ? user : path.removingPercentEncoding ?? path)
+        let defaultMode: SSLMode = socketDirectory == nil ? .prefer : .disable
+        guard let mode = parameters["sslmode"].map({ SSLMode(rawValue: $0) }) ?? defaultMode else {
+            throw invalid("has an sslmode Coffer does not support (disable, prefer or require)")
+        }
+        sslMode = mode
+        if let timeout = parameters["connect_timeout"] {
+            guard let seconds = Int(timeout), seconds > 0 else { throw invalid("has a connect_timeout that is not a positive number of seconds") }
+            connectTimeout = .seconds(seconds)
+        } else {
+            connectTimeout = .seconds(10)
+        }
+    }
+
+    /// The path of the server's socket file, for a Unix socket connection.
+    public var socketPath: String? {
+        socketDirectory.map { "\($0)/.s.PGSQL.\(port)" }
+    }
+
+    /// Where it connects, for messages: never the password.
+    public var description: String {
+        if let socketPath { return "\(user)@\(socketPath), database \(database)" }
+        return "\(user)@\(host ?? "?"):\(port), database \(database)"
+    }
+
+    /// postgres-nio's client configuration.
+    public func clientConfiguration() throws(PostgresStorageError) -> PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketPath {
+            configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+        } else {
+            let tls: PostgresClient.Configuration.TLS
+            switch sslMode {
+            case .disable: tls = .disable
+            case .prefer: tls = .prefer(.makeClientConfiguration())
+            case .require: tls = .require(.makeClientConfiguration())
+            }
+            configuration = .init(host: host ?? "localhost", port: port, username: user, password: password, database: database, tls: tls)
+        }
+        configuration.options.connectTimeout = connectTimeout
+        return configuration
+    }
+}

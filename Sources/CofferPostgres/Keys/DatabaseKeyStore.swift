@@ -1,0 +1,130 @@
+import CofferStorage
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// A ``KeyStore`` whose keys live in the database (`coffer_keys`), each data key wrapped under
+/// the ``KeyEncryptionKey`` every instance holds: all instances of a service share one key ring.
+///
+/// A key id never changes meaning, so unwrapped keys are cached for the life of the store. The
+/// *primary* id (the newest, which seals new data) is cached briefly: a rotation on another
+/// instance is announced on the database's change channel and reaches this one within
+/// milliseconds; should the announcement be lost (the listening connection down), the cached
+/// id expires after ``PostgresDatabase/Configuration/Options/keyCacheLifetime`` (1 s). Either way,
+/// data sealed under the older key still opens, as after any rotation.
+public final class DatabaseKeyStore: KeyStore, Sendable {
+    private let client: PostgresClient
+    private let kek: KeyEncryptionKey
+    private let logger: Logger
+    private let lifetime: Duration
+    private let keys = Mutex<[String: [UInt32: SymmetricKey]]>([:])
+    private let primaries = Mutex<[String: (id: UInt32, fetched: ContinuousClock.Instant)]>([:])
+
+    init(client: PostgresClient, kek: KeyEncryptionKey, lifetime: Duration, logger: Logger) {
+        self.client = client
+        self.kek = kek
+        self.lifetime = lifetime
+        self.logger = logger
+    }
+
+    public func primaryKey(for alias: String) async throws -> VersionedKey? {
+        if let cached = primaries.withLock({ $0[alias] }), ContinuousClock.now - cached.fetched < lifetime {
+            return try await key(for: alias, id: cached.id)
+        }
+        let rows = try await PostgresDatabase.perform("read the key ring") {
+            try await self.client.query("SELECT id, wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) ORDER BY id DESC LIMIT 1",
+                                   logger: self.logger).collect()
+        }
+        guard let row = rows.first else { return nil }
+        let (id, wrapped, fingerprint) = try row.decode((Int, Data, String).self)
+        let key = try remember(alias: alias, id: UInt32(id), wrapped: wrapped, fingerprint: fingerprint)
+        primaries.withLock { $0[alias] = (UInt32(id), ContinuousClock.now) }
+        return VersionedKey(id: UInt32(id), key: key)
+    }
+
+    public func key(for alias: String, id: UInt32) async throws -> VersionedKey? {
+        if let known = keys.withLock({ $0[alias]?[id] }) { return VersionedKey(id: id, key: known) }
+        let rows = try await PostgresDatabase.perform("read a key") {
+            try await self.client.query("SELECT wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) AND id = \(Int(id))",
+                                   logger: self.logger).collect()
+        }
+        guard let row = rows.first else { return nil }
+        let (wrapped, fingerprint) = try row.decode((Data, String).self)
+        return VersionedKey(id: id, key: try remember(alias: alias, id: id, wrapped: wrapped, fingerprint: fingerprint))
+    }
+
+    public func createKey(for alias: String) async throws -> VersionedKey {
+        if let existing = try await primaryKey(for: alias) { return existing }
+        let wrapped = try self.kek.wrap(SymmetricKey(size: .bits256), alias: alias, id: 1)
+        // Instances creating the first key at once: one insert wins, all read the same key.
+        _ = try await PostgresDatabase.perform("create a key") {
+            try await self.client.query("""
+                INSERT INTO coffer_keys (alias, id, wrapped, kek_fingerprint) VALUES (\(alias), 1, \(wrapped), \(self.kek.fingerprint))
+                ON CONFLICT (alias, id) DO NOTHING
+                """, logger: self.logger)
+        }
+        forgetPrimary(alias)
+        guard let key = try await primaryKey(for: alias) else {
+            throw PostgresStorageError(.server, "The key for '\(alias)' was created but cannot be read back.")
+        }
+        return key
+    }
+
+    public func rotateKey(for alias: String) async throws -> VersionedKey {
+        let key = SymmetricKey(size: .bits256)
+        let id = try await PostgresDatabase.perform("rotate the key") {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                // One rotation at a time per alias, across instances.
+                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("coffer-keys:" + alias), 0))", logger: self.logger)
+                var newest = 0
+                for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(alias)", logger: self.logger)
+                    .decode(Int.self) {
+                    newest = id
+                }
+                let id = newest + 1
+                let wrapped = try self.kek.wrap(key, alias: alias, id: UInt32(id))
+                try await connection.query("""
+                    INSERT INTO coffer_keys (alias, id, wrapped, kek_fingerprint) VALUES (\(alias), \(id), \(wrapped), \(self.kek.fingerprint))
+                    """, logger: self.logger)
+                try await connection.query("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
+                return id
+            }
+        }
+        keys.withLock { $0[alias, default: [:]][UInt32(id)] = key }
+        primaries.withLock { $0[alias] = (UInt32(id), ContinuousClock.now) }
+        return VersionedKey(id: UInt32(id), key: key)
+    }
+
+    public func deleteKeys(for alias: String) async throws {
+        try await PostgresDatabase.perform("delete the keys") {
+            try await self.client.query("DELETE FROM coffer_keys WHERE alias = \(alias)", logger: self.logger)
+            try await self.client.query("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
+        }
+        keys.withLock { $0[alias] = nil }
+        forgetPrimary(alias)
+    }
+
+    /// Forgets which key is primary for `alias` (another instance rotated it).
+    func forgetPrimary(_ alias: String) {
+        primaries.withLock { $0[alias] = nil }
+    }
+
+    private func remember(alias: String, id: UInt32, wrapped: Data, fingerprint: String) throws -> SymmetricKey {
+        guard fingerprint == self.kek.fingerprint else {
+            throw PostgresStorageError(.wrongKeyEncryptionKey, "The database's key \(id) for '\(alias)' is wrapped with the "
+                + "key-encryption key \(fingerprint), and this instance has \(self.kek.fingerprint): give it the same key-encryption key "
+                + "as the other instances. Nothing was read or written.")
+        }
+        let key: SymmetricKey
+        do {
+            key = try self.kek.unwrap(wrapped, alias: alias, id: id)
+        } catch {
+            throw PostgresStorageError(.wrongKeyEncryptionKey, "The database's key \(id) for '\(alias)' does not open with the "
+                + "key-encryption key \(self.kek.fingerprint): the row was changed or copied from another alias. It was left as it was.")
+        }
+        keys.withLock { $0[alias, default: [:]][id] = key }
+        return key
+    }
+}

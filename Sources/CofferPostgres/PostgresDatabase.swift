@@ -1,0 +1,200 @@
+import CofferStorage
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// One PostgreSQL database that Coffer's server-side stores share: a postgres-nio
+/// `PostgresClient` pool, the key ring kept in the database (``DatabaseKeyStore``) and the
+/// channel on which instances tell each other what changed.
+///
+/// It is a swift-service-lifecycle `Service`: nothing connects until ``run()`` runs, in a
+/// task of its own or a `ServiceGroup`, and cancelling it or a graceful shutdown closes the
+/// pool. Initialising starts no task.
+///
+/// ```swift
+/// let database = PostgresDatabase(configuration: .init(
+///     url: try PostgresConnectionURL("postgresql://coffer@/coffer?host=/run/postgresql"),
+///     keyEncryptionKey: try KeyEncryptionKey.load(fromFile: "/etc/coffer/kek")))
+/// let group = ServiceGroup(services: [database], logger: logger)
+/// ```
+///
+/// Every operation has a deadline (``Configuration/Options/operationTimeout``, 10 s): a server
+/// that is down or does not answer gives ``PostgresStorageError`` (`.unavailable`) then, never
+/// a hang; after it is back, the next operation works.
+public final class PostgresDatabase: Service, Sendable {
+    /// What the database needs: where it is, and the key-encryption key.
+    public struct Configuration: Sendable {
+        public var url: PostgresConnectionURL
+        public var keyEncryptionKey: KeyEncryptionKey
+        public var options: Options
+
+        /// Tuning, each with its default.
+        public struct Options: Sendable {
+            /// How long one operation (leasing a connection included) may take before it fails
+            /// with `.unavailable`. Default 10 s.
+            public var operationTimeout: Duration = .seconds(10)
+            /// How long the primary key id is trusted without a notification. Default 1 s.
+            public var keyCacheLifetime: Duration = .seconds(1)
+            /// Whether to listen for other instances' changes (key rotations, writes to cached
+            /// values). Default true.
+            public var listensForChanges = true
+            /// The most connections the pool opens. Default 20.
+            public var maximumConnections = 20
+
+            public init() {}
+        }
+
+        public init(url: PostgresConnectionURL, keyEncryptionKey: KeyEncryptionKey, options: Options = Options()) {
+            self.url = url
+            self.keyEncryptionKey = keyEncryptionKey
+            self.options = options
+        }
+    }
+
+    /// The channel of `NOTIFY`s between instances.
+    static let changeChannel = "coffer_changes"
+
+    public let configuration: Configuration
+    /// The connection pool.
+    public let client: PostgresClient
+    /// The key ring shared by every instance.
+    public let keys: DatabaseKeyStore
+    let logger: Logger
+    let changes = ChangeHub()
+
+    /// A database; nothing connects until ``run()``.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "org.coffer.postgres")) throws {
+        var clientConfiguration = try configuration.url.clientConfiguration()
+        clientConfiguration.options.maximumConnections = configuration.options.maximumConnections
+        self.configuration = configuration
+        self.logger = logger
+        client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        keys = DatabaseKeyStore(client: client, kek: configuration.keyEncryptionKey, lifetime: configuration.options.keyCacheLifetime, logger: logger)
+        Self.timeouts.withLock { $0 = configuration.options.operationTimeout }
+    }
+
+    /// Runs the pool, and the listener for other instances' changes, until cancelled or shut
+    /// down gracefully.
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.client.run() }
+            if configuration.options.listensForChanges {
+                group.addTask { await cancelWhenGracefulShutdown { await self.listenForChanges() } }
+            }
+        }
+    }
+
+    /// Brings the schema to this version of Coffer's (every instance may call it at start:
+    /// under an advisory lock, the first migrates and the others find nothing to do). Refuses
+    /// a database a newer Coffer migrated (`.schemaTooNew`). Returns the versions applied.
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        try await Self.perform("migrate the schema") { try await PostgresSchema.migrate(self.client, logger: self.logger) }
+    }
+
+    /// The schema version of the database, and the newest this Coffer knows.
+    public func schemaVersion() async throws -> (database: Int, known: Int) {
+        (try await Self.perform("read the schema version") { try await PostgresSchema.version(self.client, logger: self.logger) }, PostgresSchema.latest)
+    }
+
+    // MARK: - Changes between instances
+
+    /// Keeps a connection listening on ``changeChannel``; reconnects after a failure.
+    private func listenForChanges() async {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.changeChannel) { notifications in
+                        for try await notification in notifications {
+                            guard let notice = ChangeNotice(payload: notification.payload) else { continue }
+                            if case .keys(let alias) = notice { keys.forgetPrimary(alias) }
+                            await changes.deliver(notice)
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("the change listener lost its connection; reconnecting", metadata: ["error": "\(type(of: error))"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
+    // MARK: - Deadlines and errors
+
+    /// The deadline every operation gets (the last database configured sets it).
+    private static let timeouts = Mutex<Duration>(.seconds(10))
+
+    /// Runs `body` with the operation deadline; errors become ``PostgresStorageError``.
+    @discardableResult
+    static func perform<R: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> R) async throws -> R {
+        let deadline = timeouts.withLock { $0 }
+        do {
+            return try await withThrowingTaskGroup(of: R?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: deadline)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let result = first else {
+                    throw PostgresStorageError(.unavailable, "The database did not answer within \(deadline) while trying to \(operation). "
+                        + "Check that the server is running and reachable; nothing was half-written.")
+                }
+                return result
+            }
+        } catch {
+            throw PostgresStorageError.from(error, during: operation)
+        }
+    }
+}
+
+/// What one instance tells the others.
+enum ChangeNotice: Sendable, Equatable {
+    /// The key ring of `alias` changed (rotated, deleted).
+    case keys(alias: String)
+    /// The value at (namespace, key) was saved or deleted.
+    case value(namespace: String, key: String)
+
+    var payload: String {
+        let parts: [String]
+        switch self {
+        case .keys(let alias): parts = ["keys", alias]
+        case let .value(namespace, key): parts = ["value", namespace, key]
+        }
+        return String(decoding: (try? JSONEncoder().encode(parts)) ?? Data(), as: UTF8.self)
+    }
+
+    init?(payload: String) {
+        guard let parts = try? JSONDecoder().decode([String].self, from: Data(payload.utf8)) else { return nil }
+        switch (parts.first, parts.count) {
+        case ("keys", 2): self = .keys(alias: parts[1])
+        case ("value", 3): self = .value(namespace: parts[1], key: parts[2])
+        default: return nil
+        }
+    }
+}
+
+/// Who wants to hear which changes: cached storages register here, by (namespace, key).
+final class ChangeHub: Sendable {
+    typealias Listener = @Sendable (ChangeNotice) async -> Void
+    private let listeners = Mutex<[UUID: (notice: ChangeNotice, call: Listener)]>([:])
+
+    /// Calls `listener` whenever `notice` arrives, until `cancel` of the returned token.
+    func subscribe(to notice: ChangeNotice, _ listener: @escaping Listener) -> UUID {
+        let token = UUID()
+        listeners.withLock { $0[token] = (notice, listener) }
+        return token
+    }
+
+    func unsubscribe(_ token: UUID) {
+        listeners.withLock { $0[token] = nil }
+    }
+
+    func deliver(_ notice: ChangeNotice) async {
+        let calls = listeners.withLock { $0.values.filter { $0.notice == notice }.map(\.call) }
+        for call in calls { await call(notice) }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import PostgresNIO
+
+/// Why a PostgreSQL operation of Coffer's failed.
+///
+/// A struct with an extensible ``Code`` (as postgres-nio's `PSQLError` is), so new cases do not
+/// break callers. The message names what happened and what to do; it never contains a stored
+/// value, a secret or a password, and the server's own detail is only in ``underlying``.
+public struct PostgresStorageError: Error, Sendable {
+    /// What kind of failure.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        public let description: String
+        private init(_ name: String) { description = name }
+
+        /// The server could not be reached within the connect timeout, or went away.
+        public static let unavailable = Code("unavailable")
+        /// The database was written by a newer version of Coffer (its schema is ahead).
+        public static let schemaTooNew = Code("schemaTooNew")
+        /// The key-encryption key does not open the database's keys.
+        public static let wrongKeyEncryptionKey = Code("wrongKeyEncryptionKey")
+        /// The configuration (URL, key file) cannot be used.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// The server refused a statement (a constraint, a permission); see ``sqlState``.
+        public static let server = Code("server")
+    }
+
+    public let code: Code
+    /// What happened and what to do.
+    public let message: String
+    /// The server's SQLSTATE, for ``Code/server``.
+    public let sqlState: String?
+    /// The error underneath (a `PSQLError`, a channel error), kept for debugging.
+    public let underlying: (any Error)?
+
+    init(_ code: Code, _ message: String, sqlState: String? = nil, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.sqlState = sqlState
+        self.underlying = underlying
+    }
+
+    static func invalidConfiguration(_ message: String) -> PostgresStorageError {
+        PostgresStorageError(.invalidConfiguration, message + ".")
+    }
+
+    /// `error` from postgres-nio, as one of ours: connection failures are ``Code/unavailable``,
+    /// what the server refused is ``Code/server`` with its SQLSTATE.
+    static func from(_ error: any Error, during operation: String) -> PostgresStorageError {
+        if let error = error as? PostgresStorageError { return error }
+        if let transaction = error as? PostgresTransactionError {
+            // What went wrong inside the transaction (it was rolled back), else at its edges.
+            if let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
+                return from(inner, during: operation)
+            }
+        }
+        if let psql = error as? PSQLError {
+            switch psql.code {
+            case .server:
+                let state = psql.serverInfo?[.sqlState]
+                return PostgresStorageError(.server, "The database refused to \(operation) (SQLSTATE \(state ?? "?")).",
+                                            sqlState: state, underlying: error)
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown, .queryCancelled:
+                return PostgresStorageError(.unavailable, "The database could not \(operation): the connection failed or was closed "
+                    + "(\(psql.code)). Check that the server is running and reachable; nothing was half-written.", underlying: error)
+            default:
+                return PostgresStorageError(.server, "The database could not \(operation) (\(psql.code)).", underlying: error)
+            }
+        }
+        return PostgresStorageError(.unavailable, "The database could not \(operation): \(type(of: error)).", underlying: error)
+    }
+}
+
+extension PostgresStorageError: LocalizedError, CustomStringConvertible {
+    public var errorDescription: String? { message }
+    public var description: String { message }
+}

@@ -1,0 +1,115 @@
+import Logging
+import PostgresNIO
+
+/// Coffer's tables in PostgreSQL, as versioned migrations (data, applied in order).
+///
+/// Sealed values and secrets are `bytea`: AES-256-GCM envelopes made under a key from
+/// `coffer_keys`, bound to their (namespace, key) or, for the authenticator, to their owner,
+/// row and the columns that decide which code is shown. Everything else is plain, so lookups
+/// are indexed queries. Each table is scoped by `owner` (one user of an authentication
+/// service) or `namespace` (one storage), so many tenants share one database.
+enum PostgresSchema {
+    struct Migration: Sendable {
+        let version: Int
+        let name: String
+        let statements: [String]
+    }
+
+    /// Every migration, oldest first. Append; never change one that has shipped.
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "keys, values, authenticator records", statements: [
+            """
+            CREATE TABLE coffer_keys (
+                alias text NOT NULL, id integer NOT NULL CHECK (id > 0),
+                wrapped bytea NOT NULL, kek_fingerprint text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (alias, id))
+            """,
+            """
+            CREATE TABLE coffer_values (
+                namespace text NOT NULL, key text NOT NULL, value bytea NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (namespace, key))
+            """,
+            """
+            CREATE TABLE coffer_accounts (
+                owner text NOT NULL, issuer text NOT NULL, account_name text NOT NULL,
+                display_issuer text, display_account_name text, image_url text, background_color text,
+                time_added double precision NOT NULL, policies text, locking_policy text, is_locked boolean NOT NULL,
+                PRIMARY KEY (owner, issuer, account_name))
+            """,
+            """
+            CREATE TABLE coffer_mechanisms (
+                owner text NOT NULL, mechanism_uuid text NOT NULL, issuer text NOT NULL, account_name text NOT NULL,
+                type text NOT NULL, secret bytea NOT NULL, algorithm text NOT NULL, digits integer NOT NULL,
+                period integer NOT NULL, counter bigint NOT NULL, uid text, resource_id text,
+                time_added double precision NOT NULL, registration_endpoint text, authentication_endpoint text,
+                message_id text, challenge bytea,
+                PRIMARY KEY (owner, mechanism_uuid),
+                UNIQUE (owner, issuer, account_name, type),
+                FOREIGN KEY (owner, issuer, account_name) REFERENCES coffer_accounts ON DELETE RESTRICT)
+            """,
+            """
+            CREATE TABLE coffer_notifications (
+                owner text NOT NULL, mechanism_uuid text NOT NULL, message_id text NOT NULL, challenge bytea NOT NULL,
+                ttl integer NOT NULL, time_added double precision NOT NULL, pending boolean NOT NULL, approved boolean NOT NULL,
+                load_balance_key text, message text, custom_payload text, numbers_challenge text, context_info text,
+                push_type text NOT NULL,
+                PRIMARY KEY (owner, mechanism_uuid, message_id),
+                FOREIGN KEY (owner, mechanism_uuid) REFERENCES coffer_mechanisms ON DELETE RESTRICT)
+            """,
+            "CREATE INDEX coffer_notifications_by_time ON coffer_notifications (owner, time_added, message_id)",
+            """
+            CREATE TABLE coffer_push_tokens (
+                owner text PRIMARY KEY, token_id text NOT NULL, time_added double precision NOT NULL)
+            """,
+        ]),
+    ]
+
+    /// The newest version this build knows.
+    static var latest: Int { migrations.last?.version ?? 0 }
+
+    /// An arbitrary, fixed advisory-lock key: "coffer" in ASCII. Every instance migrating takes
+    /// it, so ten starting at once migrate exactly once.
+    static let lockKey: Int64 = 0x636f_6666_6572
+
+    /// Brings the database to ``latest`` under the advisory lock, in one transaction (a
+    /// migration is all or nothing); refuses a database a newer Coffer has migrated further.
+    /// Returns the versions applied now.
+    @discardableResult
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS coffer_schema (
+                    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            var current = 0
+            for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM coffer_schema", logger: logger)
+                .decode(Int.self) {
+                current = version
+            }
+            if current > latest {
+                throw PostgresStorageError(.schemaTooNew, "The database's Coffer schema is version \(current), newer than this "
+                    + "Coffer knows (\(latest)): it was migrated by a newer version. Upgrade Coffer; nothing was changed.")
+            }
+            var applied: [Int] = []
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO coffer_schema (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
+                applied.append(migration.version)
+            }
+            return applied
+        }
+    }
+
+    /// The schema version the database is at (0 before any migration).
+    static func version(_ client: PostgresClient, logger: Logger) async throws -> Int {
+        let exists = try await client.query("SELECT to_regclass('coffer_schema') IS NOT NULL", logger: logger).collect()
+        guard try exists.first?.decode(Bool.self) == true else { return 0 }
+        let rows = try await client.query("SELECT coalesce(max(version), 0) FROM coffer_schema", logger: logger).collect()
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+}

@@ -1,0 +1,161 @@
+import CofferStorage
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The ``Storage`` protocol on PostgreSQL: one sealed value per (namespace, key), for example
+/// one token set per user session of a backend-for-frontend, shared by every instance.
+///
+/// The value is JSON, bound to its (namespace, key) and sealed with AES-256-GCM under the
+/// database's key ring (``DatabaseKeyStore``), exactly as ``EncryptedFileStorage`` seals a
+/// file: a row copied onto another key fails with `StorageError.identityMismatch`, a changed
+/// byte with `.decryptionFailed`, and neither is ever returned or overwritten silently.
+/// ``rotateKey()`` rotates the key ring all instances share.
+///
+/// With ``CacheStrategy/cache``, a write by another instance reaches this one's memory copy
+/// through the database's change channel (`LISTEN`/`NOTIFY`), normally within milliseconds;
+/// while that channel is down (the listening connection lost and being re-made), a cached
+/// `get` may return the value this instance last saw. Use ``CacheStrategy/noCache`` where every
+/// read must see every other instance's last write.
+public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @unchecked Sendable {
+    // @unchecked Sendable: adds only immutable properties to StorageDelegate (which is safe).
+
+    /// The namespace (a tenant, a kind of value).
+    public let namespace: String
+    /// The key within the namespace (a session id, a user id).
+    public let key: String
+    /// The encryptor that seals the value; its key store is the database's.
+    public let encryptor: AESGCMEncryptor
+    private let database: PostgresDatabase
+    private let subscription: UUID?
+
+    /// A storage for the value at (`namespace`, `key`) in `database`.
+    ///
+    /// - Parameters:
+    ///   - keyAlias: The key ring's alias in the database. Defaults to `org.coffer.postgres.values`.
+    ///   - cacheStrategy: How to keep a (plaintext) memory copy. Defaults to ``CacheStrategy/noCache``.
+    public init(
+        database: PostgresDatabase, namespace: String, key: String, keyAlias: String = "org.coffer.postgres.values",
+        cacheStrategy: CacheStrategy = .noCache, logger: Logger = Logger(label: "org.coffer.postgres.storage")
+    ) {
+        self.namespace = namespace
+        self.key = key
+        self.database = database
+        let encryptor = AESGCMEncryptor(keyAlias: keyAlias, keyStore: database.keys)
+        self.encryptor = encryptor
+        let value = PostgresValue<T>(database: database, namespace: namespace, key: key, encryptor: encryptor)
+        if cacheStrategy == .cache {
+            // Registered before `self` exists; the closure finds it through the box.
+            let box = WeakBox<PostgresStorage<T>>()
+            subscription = database.changes.subscribe(to: .value(namespace: namespace, key: key)) { _ in await box.value?.forgetMemoryCopy() }
+            super.init(delegate: value, cacheStrategy: cacheStrategy, logger: logger)
+            box.value = self
+        } else {
+            subscription = nil
+            super.init(delegate: value, cacheStrategy: cacheStrategy, logger: logger)
+        }
+    }
+
+    deinit {
+        if let subscription { database.changes.unsubscribe(subscription) }
+    }
+
+    /// Adds a new primary key to the shared key ring and returns its id: every instance seals
+    /// with it from its next operation on (see ``DatabaseKeyStore``); values sealed before still
+    /// open, and each is sealed anew the next time it is saved.
+    @discardableResult
+    public func rotateKey() async throws -> UInt32 {
+        try await encryptor.rotateKey()
+    }
+}
+
+/// A weak reference, settable once the referent exists.
+final class WeakBox<Value: AnyObject>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is written once, in the initialiser of the object it refers
+    // to, before that object is handed to anyone; afterwards it is only read.
+    weak var value: Value?
+}
+
+/// The storage behind ``PostgresStorage``: one row of `coffer_values`.
+struct PostgresValue<T: Codable & Sendable>: Storage {
+    let database: PostgresDatabase
+    let namespace: String
+    let key: String
+    let encryptor: AESGCMEncryptor
+
+    /// What the sealed value is bound to: the namespace and the key, unambiguously.
+    var identity: String {
+        String(decoding: (try? JSONEncoder().encode(["coffer_values", namespace, key])) ?? Data(), as: UTF8.self)
+    }
+
+    var location: String { "PostgreSQL value (namespace \(namespace), key \(key))" }
+
+    func save(item: T) async throws {
+        let json: Data
+        do {
+            json = try JSONEncoder().encode(item)
+        } catch {
+            throw StorageError.encodingFailed(type: String(describing: T.self), reason: "\(type(of: error))")
+        }
+        let sealed: Data
+        do {
+            sealed = try await encryptor.encrypt(data: IdentityBinding.wrap(json, identity: identity))
+        } catch {
+            throw Self.databaseCause(of: error) ?? error
+        }
+        let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
+        let client = database.client, logger = database.logger
+        try await PostgresDatabase.perform("save a value") {
+            // One round trip: the upsert, and the notice to instances that cache the value.
+            try await client.query("""
+                WITH saved AS (
+                    INSERT INTO coffer_values (namespace, key, value) VALUES (\(namespace), \(key), \(sealed))
+                    ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = now()
+                    RETURNING 1)
+                SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM saved
+                """, logger: logger)
+        }
+    }
+
+    func get() async throws -> T? {
+        let namespace = self.namespace, key = self.key, client = database.client, logger = database.logger
+        let rows = try await PostgresDatabase.perform("read a value") {
+            try await client.query("SELECT value FROM coffer_values WHERE namespace = \(namespace) AND key = \(key)", logger: logger).collect()
+        }
+        guard let row = rows.first else { return nil }
+        let sealed = try row.decode(Data.self)
+        let bound: Data
+        do {
+            bound = try await encryptor.decrypt(data: sealed)
+        } catch {
+            // The database could not give the key (down, another key-encryption key): say that,
+            // not that the value is damaged.
+            throw Self.databaseCause(of: error) ?? StorageError.decryptionFailed(location: location, cause: error)
+        }
+        let json = try IdentityBinding.unwrap(bound, identity: identity, location: location)
+        do {
+            return try JSONDecoder().decode(T.self, from: json)
+        } catch {
+            throw StorageError.corrupted(location: location, reason: "not a valid \(T.self)")
+        }
+    }
+
+    /// The database's own error inside an encryptor's, if that is what it is.
+    static func databaseCause(of error: any Error) -> PostgresStorageError? {
+        switch error as? EncryptorError {
+        case .failedToEncrypt(let cause?)?, .failedToDecrypt(let cause?)?: cause as? PostgresStorageError
+        default: error as? PostgresStorageError
+        }
+    }
+
+    func delete() async throws {
+        let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
+        let client = database.client, logger = database.logger
+        try await PostgresDatabase.perform("delete a value") {
+            try await client.query("""
+                WITH gone AS (DELETE FROM coffer_values WHERE namespace = \(namespace) AND key = \(key) RETURNING 1)
+                SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM gone
+                """, logger: logger)
+        }
+    }
+}
