@@ -110,7 +110,18 @@ const char *coffer_qr_load_png(void) {
 }
 
 // TurboJPEG.
-enum { TJPF_GRAY_ABI = 6 };
+enum {
+    TJPF_GRAY_ABI = 6,
+    // Stop at the first warning (a damaged file), and refuse progressive files with an
+    // unreasonable number of scans: each scan is decoded over the whole image, so a small file
+    // repeating scans can cost hours.
+    TJFLAG_STOPONWARNING_ABI = 8192,
+    TJFLAG_LIMITSCANS_ABI = 32768,
+};
+
+/// The most pixels a JPEG is decoded to: larger ones are decoded scaled down (1/2, 1/4, 1/8),
+/// which TurboJPEG does in the DCT, so each scan costs a fraction. A QR code stays readable.
+static const size_t jpeg_decoded_pixels = 4000000;
 static struct {
     void *(*init_decompress)(void);
     int (*decompress_header3)(void *, const unsigned char *, unsigned long, int *, int *, int *, int *);
@@ -219,12 +230,17 @@ int coffer_qr_decode_jpeg(const unsigned char *data, size_t length, size_t max_p
         jpeg.destroy(handle);
         return fail(error, error_size, "the image has too many pixels to hold a QR code worth reading");
     }
+    int scale = 1;
+    while (scale < 8 && (size_t)((w + scale - 1) / scale) * (size_t)((h + scale - 1) / scale) > jpeg_decoded_pixels) scale *= 2;
+    w = (w + scale - 1) / scale;
+    h = (h + scale - 1) / scale;
     unsigned char *buffer = malloc((size_t)w * (size_t)h);
     if (buffer == NULL) {
         jpeg.destroy(handle);
         return fail(error, error_size, "out of memory");
     }
-    if (jpeg.decompress2(handle, data, (unsigned long)length, buffer, w, w, h, TJPF_GRAY_ABI, 0) != 0) {
+    if (jpeg.decompress2(handle, data, (unsigned long)length, buffer, w, w, h, TJPF_GRAY_ABI,
+                         TJFLAG_STOPONWARNING_ABI | TJFLAG_LIMITSCANS_ABI) != 0) {
         int status = fail(error, error_size, jpeg.error_string(handle));
         free(buffer);
         jpeg.destroy(handle);

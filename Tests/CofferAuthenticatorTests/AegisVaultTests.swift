@@ -52,8 +52,8 @@ struct AegisVaultTests {
         let path = directory.appending("vault.json").path
         let script = TestKeyringRoot.url.appendingPathComponent("Tests/Helpers/make-aegis-vault.py").path
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, path, "fixture-password"]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")  // Debian's, with python3-cryptography
+        process.arguments = [script, path, "fixture-password"]
         try process.run()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "python3 with the cryptography package writes the fixture (scripts/install-deps installs it)")

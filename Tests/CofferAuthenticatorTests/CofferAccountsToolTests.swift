@@ -235,7 +235,7 @@ struct CofferVaultToolTests {
         defer { directory.remove() }
         let vault = directory.appending("fixture.json").path
         let script = TestKeyringRoot.url.appendingPathComponent("Tests/Helpers/make-aegis-vault.py").path
-        let made = try await CofferProcess.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, vault, "pw"])
+        let made = try await CofferProcess.run(executable: URL(fileURLWithPath: "/usr/bin/python3"), [script, vault, "pw"])
         try #require(made.status == 0, "\(made.stderr)")
         let home = directory.appending("home")
         let imported = try await run(home, ["import", vault, "--format", "aegis"], password: "pw")

@@ -34,7 +34,7 @@ struct QRAndClipboardTests {
         let png = directory.appending("shot.png").path, jpeg = directory.appending("shot.jpg").path
         let uri = "otpauth://totp/Deno:Mason?secret=4SJHB4GSD43FZBAI7C2HLRJGPQ&issuer=Deno"
         try await shell("qrencode -s 6 -o '\(png)' '\(uri)'")
-        try await shell("python3 -c \"from PIL import Image; Image.open('\(png)').convert('RGB').save('\(jpeg)', quality=85)\"")
+        try await shell("/usr/bin/python3 -c \"from PIL import Image; Image.open('\(png)').convert('RGB').save('\(jpeg)', quality=85)\"")
         #expect(try QRCodeImage.texts(in: Data(contentsOf: URL(fileURLWithPath: png))) == [uri])
         #expect(try QRCodeImage.texts(in: Data(contentsOf: URL(fileURLWithPath: jpeg))) == [uri])
 
@@ -50,7 +50,7 @@ struct QRAndClipboardTests {
         for (line, path) in zip(lines, halves) { try await shell("qrencode -s 5 -o '\(path)' '\(line)'") }
         let both = directory.appending("both.png").path
         try await shell("""
-            python3 -c "from PIL import Image; a, b = Image.open('\(halves[0])'), Image.open('\(halves[1])'); \
+            /usr/bin/python3 -c "from PIL import Image; a, b = Image.open('\(halves[0])'), Image.open('\(halves[1])'); \
             c = Image.new('L', (a.width + b.width, max(a.height, b.height)), 255); c.paste(a, (0, 0)); c.paste(b, (a.width, 0)); c.save('\(both)')"
             """)
         let google = try await coffer(directory.appending("c"), ["import", both])

@@ -25,11 +25,15 @@ public enum GoogleAuthenticatorExport {
                 batches[batch.id, default: (batch.size, [])].seen.insert(batch.index)
             }
         }
-        let notes = batches.values.compactMap { batch -> String? in
+        // A note per export, naming at most five missing codes: a crafted file claiming a thousand
+        // exports of a thousand codes each must not make a report a thousand times its size.
+        var notes = batches.values.prefix(10).compactMap { batch -> String? in
             let missing = (0..<batch.size).filter { !batch.seen.contains($0) }
-            return missing.isEmpty ? nil
-                : "this export is \(batch.size) QR codes and \(missing.count) of them (\(missing.map { "#\($0 + 1)" }.joined(separator: ", "))) are not in the file; import them too"
+            guard !missing.isEmpty else { return nil }
+            let named = missing.prefix(5).map { "#\($0 + 1)" }.joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
+            return "this export is \(batch.size) QR codes and \(missing.count) of them (\(named)) are not in the file; import them too"
         }
+        if batches.count > 10 { notes.append("the file holds parts of \(batches.count) different exports") }
         return (entries, notes)
     }
 
@@ -54,13 +58,17 @@ public enum GoogleAuthenticatorExport {
         do {
             while let field = try reader.next() {
                 switch field {
-                case let .bytes(1, value): payload.entries.append(try account(value))
+                case let .bytes(1, value):
+                    guard payload.entries.count < ImportFormat.maximumEntries else { throw ImportFormat.tooManyEntries(format: format) }
+                    payload.entries.append(try account(value))
                 case let .varint(3, value): size = value
                 case let .varint(4, value): index = value
                 case let .varint(5, value): id = value
                 default: continue
                 }
             }
+        } catch let error as ImportError {
+            throw error
         } catch {
             throw malformed("its data is not a Google Authenticator payload (\(error))")
         }

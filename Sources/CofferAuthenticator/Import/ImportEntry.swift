@@ -48,9 +48,18 @@ public struct ImportEntry: Sendable, Equatable {
     public var title: String
     public var content: Content
 
+    /// An entry; control characters in `title` (taken from the file) are shown escaped
+    /// (`\u{1B}`), so a crafted name cannot rewrite the lines of a report around it.
     public init(title: String, content: Content) {
-        self.title = title
+        self.title = Self.printable(title)
         self.content = content
+    }
+
+    /// `text` with control and format characters written as `\u{…}`.
+    static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.map { scalar in
+            MechanismURI.isControl(scalar) ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }.joined().prefix(300))
     }
 
     /// An entry for `fields`, titled after them.

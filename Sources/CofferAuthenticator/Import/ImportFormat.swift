@@ -36,6 +36,18 @@ public enum ImportFormat: String, CaseIterable, Sendable {
         }
     }
 
+    /// The most entries a file may hold: people have hundreds of accounts, not tens of thousands,
+    /// and a crafted file of millions of tiny entries would cost memory far beyond its size.
+    public static let maximumEntries = 10_000
+
+    /// The most bytes an export that is text or JSON may have (images may be larger): a
+    /// parser's memory grows with the input many times over.
+    public static let maximumTextBytes = 4 << 20
+
+    static func tooManyEntries(format: String) -> ImportError {
+        .malformed(format: format, reason: "it holds more than \(maximumEntries) entries, more than an authenticator export has")
+    }
+
     /// What a file holds: its entries, and remarks about the file as a whole.
     public struct Contents: Sendable {
         public var entries: [ImportEntry]
@@ -64,6 +76,15 @@ public enum ImportFormat: String, CaseIterable, Sendable {
 
     /// Reads `data` as this format. `password` is asked for only when the file is encrypted.
     public func read(_ data: Data, password: () throws -> String) throws -> Contents {
+        if self != .image, data.count > Self.maximumTextBytes {
+            throw ImportError.malformed(format: name, reason: "it is \(data.count / 1024) KiB, more than the \(Self.maximumTextBytes / 1024) KiB an export of this kind can need")
+        }
+        let contents = try readChecked(data, password: password)
+        guard contents.entries.count <= Self.maximumEntries else { throw Self.tooManyEntries(format: name) }
+        return contents
+    }
+
+    private func readChecked(_ data: Data, password: () throws -> String) throws -> Contents {
         switch self {
         case .aegis:
             let encrypted = Self.isEncryptedAegisVault(data)

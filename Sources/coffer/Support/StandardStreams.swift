@@ -3,6 +3,7 @@
 #elseif canImport(Musl)
 import Musl
 #endif
+import CofferStorage
 import Foundation
 
 /// Standard input, output and error, used so that nothing traps and nothing fails unnoticed.
@@ -24,16 +25,35 @@ enum StandardStreams {
         try read(STDIN_FILENO, limit: limit, source: "standard input", what: what)
     }
 
-    /// A file a person names (an export to import), read the same way: up to a limit, and a
-    /// pipe (`<(command)`) as well as a regular file.
+    /// A file a person names (an export to import, a QR code image), read the same way: up to
+    /// a limit, and a pipe (`<(command)`) as well as a regular file. What is imported decides
+    /// which secrets are stored, so a regular file must be trusted as Coffer's own are: every
+    /// directory and link on the way yours or root's (``FileTrust/checkPath(_:)``), the file
+    /// yours (or root's) and not writable by others, checked on the open descriptor.
     static func readFile(_ path: String, limit: Int) throws -> Data {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        do {
+            try FileTrust.checkPath(path)
+        } catch {
+            guard case let .untrusted(on, owner, mode, reason) = error else { throw error }
+            throw CommandFailure("Coffer will not read \(path): \(on) (owner uid \(owner), mode \(String(mode, radix: 8))) is not safe, as \(reason); copy the file to a directory of your own first")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd != -1 else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var info = stat()
-        if fstat(fd, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFDIR) {
-            throw CommandFailure("\(path) is a directory, not a file")
+        guard fstat(fd, &info) == 0 else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
+        let type = UInt32(info.st_mode) & UInt32(S_IFMT), owner = UInt32(info.st_uid), mode = UInt32(info.st_mode) & 0o7777
+        if type == UInt32(S_IFDIR) { throw CommandFailure("\(path) is a directory, not a file") }
+        if type == UInt32(S_IFREG) {
+            let described = "Coffer will not read \(path) (owner uid \(owner), mode \(String(mode, radix: 8)))"
+            if owner != UInt32(geteuid()), owner != 0 {
+                throw CommandFailure("\(described): it belongs to another user, who could change what you import; copy it to a file of your own first")
+            }
+            if mode & 0o022 != 0 {
+                throw CommandFailure("\(described): group or other users can write to it, and so change what you import; if it is yours, run `chmod go-w \(path)`")
+            }
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)  // a pipe is read to its end
         return try read(fd, limit: limit, source: path, what: "an export")
     }
 

@@ -58,10 +58,10 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         let opening = FileLock(path: path + ".open-lock")
         do {
             database = try opening.withExclusiveLock {
-                // A file that is not Coffer's must not be touched, and opening a pool switches a
-                // database to WAL: unless the file already is a WAL database (as every Coffer
-                // store is, so the common case skips a connection), it is inspected read-only first.
-                if !SQLiteSchema.isWALDatabase(path) {
+                // A file that is not Coffer's must not be touched, and opening a pool writes to a
+                // database: unless its header shows one of Coffer's own (the common case, which
+                // then skips a connection), it is inspected read-only first.
+                if !SQLiteSchema.isKnownCofferDatabase(path) {
                     var inspecting = Configuration()
                     inspecting.readonly = true
                     inspecting.busyMode = .timeout(10)
@@ -70,6 +70,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                 let pool = try DatabasePool(path: path, configuration: configuration)
                 try pool.read { try SQLiteSchema.checkOwnership($0, path: path) }
                 try SQLiteSchema.migrator.migrate(pool)
+                try SQLiteSchema.markHeader(pool)
                 return pool
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {

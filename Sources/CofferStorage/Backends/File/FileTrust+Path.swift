@@ -25,7 +25,7 @@ extension FileTrust {
     /// - Returns: `true` when the whole path exists; `false` when a component is missing (what
     ///   exists of it has been checked).
     @discardableResult
-    static func checkPath(_ path: String) throws(StorageError) -> Bool {
+    public static func checkPath(_ path: String) throws(StorageError) -> Bool {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var pending = Array(absolute.split(separator: "/").map(String.init).reversed())
         var resolved = ""  // "" is the root directory

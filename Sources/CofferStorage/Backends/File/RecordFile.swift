@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// A one-line record Coffer keeps in a data directory, such as where a store's key is
@@ -14,9 +17,30 @@ public struct RecordFile: Sendable {
     /// Where the record is.
     public var path: String { file.path }
 
+    /// The most a record may be: one short line.
+    static let maximumSize = 256
+
     /// The recorded value without surrounding whitespace, or `nil` when there is no record.
+    /// A file larger than a record is refused without being read whole.
     public func read() throws(StorageError) -> String? {
-        try file.read().map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard try FileTrust.checkExistingDirectory(file.directory.path),
+              let fd = try FileTrust.openForReading(file.path, .file) else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: Self.maximumSize + 1)
+        var count = 0
+        while count < buffer.count {
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if read == 0 { break }
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "read", path: file.path, code: errno)
+            }
+            count += read
+        }
+        guard count <= Self.maximumSize else {
+            throw .corrupted(location: file.path, reason: "it is larger than the one short line a record holds")
+        }
+        return String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Records `value` (one line), replacing what was there.

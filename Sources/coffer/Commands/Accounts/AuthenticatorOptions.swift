@@ -46,7 +46,7 @@ struct AuthenticatorOptions: ParsableArguments {
         let record = RecordFile(directory.appendingPathComponent(backendRecord))
         guard let text = try record.read() else { return nil }
         guard let backend = AuthenticatorBackend(rawValue: text) else {
-            throw CommandFailure("\(record.path) says '\(text)', which is not sqlite or keychain; fix or remove it")
+            throw CommandFailure("\(record.path) does not say sqlite or keychain; put one of them in it, or remove it")
         }
         return backend
     }

@@ -40,10 +40,13 @@ struct ShowCommand: AsyncParsableCommand {
             guard !movable.isEmpty else {
                 throw CommandFailure("\(AccountQuery.title(entry.account)) has only a push mechanism, which cannot be moved by URI; register the device with the issuer again")
             }
-            if !yes, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 {
-                print("This shows the secret of \(AccountQuery.title(entry.account)): anyone who sees it can make your codes. Show it? [y/N] ", terminator: "")
-                try StandardStreams.flushOutput()
-                let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+            // The secret would appear on a screen: ask the person at it, on the terminal itself
+            // (standard input may be a pipe that answers for them).
+            if !yes, isatty(STDOUT_FILENO) == 1 {
+                let question = "This shows the secret of \(AccountQuery.title(entry.account)): anyone who sees it can make your codes. Show it? [y/N] "
+                guard let answer = Terminal.ask(question) else {
+                    throw CommandFailure("there is no terminal to ask whether to show the secret; give --yes")
+                }
                 guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was shown") }
             }
             for mechanism in movable {
