@@ -63,6 +63,8 @@ public final class PostgresDatabase: Service, Sendable {
     public let keys: DatabaseKeyStore
     let logger: Logger
     let changes = ChangeHub()
+    /// The deadline of every operation on this database.
+    let deadline: OperationDeadline
 
     /// A database; nothing connects until ``run()``.
     public init(configuration: Configuration, logger: Logger = Logger(label: "org.coffer.postgres")) throws {
@@ -71,13 +73,18 @@ public final class PostgresDatabase: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
-        keys = DatabaseKeyStore(client: client, kek: configuration.keyEncryptionKey, lifetime: configuration.options.keyCacheLifetime, logger: logger)
-        Self.timeouts.withLock { $0 = configuration.options.operationTimeout }
+        deadline = OperationDeadline(duration: configuration.options.operationTimeout)
+        keys = DatabaseKeyStore(client: client, kek: configuration.keyEncryptionKey, lifetime: configuration.options.keyCacheLifetime,
+                                deadline: deadline, logger: logger)
     }
 
     /// Runs the pool, and the listener for other instances' changes, until cancelled or shut
     /// down gracefully.
     public func run() async throws {
+        await withTaskExecutorPreference(PoolExecutor.shared) { await runPool() }
+    }
+
+    private func runPool() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.client.run() }
             if configuration.options.listensForChanges {
@@ -91,15 +98,22 @@ public final class PostgresDatabase: Service, Sendable {
     /// a database a newer Coffer migrated (`.schemaTooNew`). Returns the versions applied.
     @discardableResult
     public func migrate() async throws -> [Int] {
-        try await Self.perform("migrate the schema") { try await PostgresSchema.migrate(self.client, logger: self.logger) }
+        try await deadline.run("migrate the schema") { try await PostgresSchema.migrate(self.client, logger: self.logger) }
     }
 
     /// The schema version of the database, and the newest this Coffer knows.
     public func schemaVersion() async throws -> (database: Int, known: Int) {
-        (try await Self.perform("read the schema version") { try await PostgresSchema.version(self.client, logger: self.logger) }, PostgresSchema.latest)
+        (try await deadline.run("read the schema version") { try await PostgresSchema.version(self.client, logger: self.logger) }, PostgresSchema.latest)
     }
 
     // MARK: - Changes between instances
+
+    /// Whether this instance is listening for other instances' changes right now. While it is
+    /// not (before ``run()`` has connected, or while the listening connection is being made
+    /// again), cached ``PostgresStorage`` values are read from the database on every `get`, and
+    /// when listening starts again every memory copy is forgotten, since announcements may have
+    /// been missed.
+    public var isListeningForChanges: Bool { changes.isListening }
 
     /// Keeps a connection listening on ``changeChannel``; reconnects after a failure.
     private func listenForChanges() async {
@@ -107,6 +121,9 @@ public final class PostgresDatabase: Service, Sendable {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: Self.changeChannel) { notifications in
+                        // Listening from here on; what was announced before is unknown.
+                        keys.forgetPrimaries()
+                        await changes.listening(true)
                         for try await notification in notifications {
                             guard let notice = ChangeNotice(payload: notification.payload) else { continue }
                             if case .keys(let alias) = notice { keys.forgetPrimary(alias) }
@@ -115,38 +132,12 @@ public final class PostgresDatabase: Service, Sendable {
                     }
                 }
             } catch {
+                keys.forgetPrimaries()
+                await changes.listening(false)
                 if Task.isCancelled { return }
                 logger.debug("the change listener lost its connection; reconnecting", metadata: ["error": "\(type(of: error))"])
                 try? await Task.sleep(for: .milliseconds(500))
             }
-        }
-    }
-
-    // MARK: - Deadlines and errors
-
-    /// The deadline every operation gets (the last database configured sets it).
-    private static let timeouts = Mutex<Duration>(.seconds(10))
-
-    /// Runs `body` with the operation deadline; errors become ``PostgresStorageError``.
-    @discardableResult
-    static func perform<R: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> R) async throws -> R {
-        let deadline = timeouts.withLock { $0 }
-        do {
-            return try await withThrowingTaskGroup(of: R?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: deadline)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let result = first else {
-                    throw PostgresStorageError(.unavailable, "The database did not answer within \(deadline) while trying to \(operation). "
-                        + "Check that the server is running and reachable; nothing was half-written.")
-                }
-                return result
-            }
-        } catch {
-            throw PostgresStorageError.from(error, during: operation)
         }
     }
 }
@@ -177,10 +168,22 @@ enum ChangeNotice: Sendable, Equatable {
     }
 }
 
-/// Who wants to hear which changes: cached storages register here, by (namespace, key).
+/// Who wants to hear which changes: cached storages register here, by (namespace, key). When
+/// the listening connection starts or stops, every listener is called: what happened in
+/// between is unknown.
 final class ChangeHub: Sendable {
     typealias Listener = @Sendable (ChangeNotice) async -> Void
     private let listeners = Mutex<[UUID: (notice: ChangeNotice, call: Listener)]>([:])
+    private let listeningNow = Mutex(false)
+
+    var isListening: Bool { listeningNow.withLock { $0 } }
+
+    /// Records whether notifications arrive, and calls every listener.
+    func listening(_ now: Bool) async {
+        listeningNow.withLock { $0 = now }
+        let everyone = listeners.withLock { $0.values.map { ($0.notice, $0.call) } }
+        for (notice, call) in everyone { await call(notice) }
+    }
 
     /// Calls `listener` whenever `notice` arrives, until `cancel` of the returned token.
     func subscribe(to notice: ChangeNotice, _ listener: @escaping Listener) -> UUID {

@@ -19,11 +19,13 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
     private let kek: KeyEncryptionKey
     private let logger: Logger
     private let lifetime: Duration
+    private let deadline: OperationDeadline
     private let keys = Mutex<[String: [UInt32: SymmetricKey]]>([:])
     private let primaries = Mutex<[String: (id: UInt32, fetched: ContinuousClock.Instant)]>([:])
 
-    init(client: PostgresClient, kek: KeyEncryptionKey, lifetime: Duration, logger: Logger) {
+    init(client: PostgresClient, kek: KeyEncryptionKey, lifetime: Duration, deadline: OperationDeadline, logger: Logger) {
         self.client = client
+        self.deadline = deadline
         self.kek = kek
         self.lifetime = lifetime
         self.logger = logger
@@ -33,7 +35,7 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         if let cached = primaries.withLock({ $0[alias] }), ContinuousClock.now - cached.fetched < lifetime {
             return try await key(for: alias, id: cached.id)
         }
-        let rows = try await PostgresDatabase.perform("read the key ring") {
+        let rows = try await deadline.run("read the key ring") {
             try await self.client.query("SELECT id, wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) ORDER BY id DESC LIMIT 1",
                                    logger: self.logger).collect()
         }
@@ -46,7 +48,7 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
 
     public func key(for alias: String, id: UInt32) async throws -> VersionedKey? {
         if let known = keys.withLock({ $0[alias]?[id] }) { return VersionedKey(id: id, key: known) }
-        let rows = try await PostgresDatabase.perform("read a key") {
+        let rows = try await deadline.run("read a key") {
             try await self.client.query("SELECT wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) AND id = \(Int(id))",
                                    logger: self.logger).collect()
         }
@@ -59,7 +61,7 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         if let existing = try await primaryKey(for: alias) { return existing }
         let wrapped = try self.kek.wrap(SymmetricKey(size: .bits256), alias: alias, id: 1)
         // Instances creating the first key at once: one insert wins, all read the same key.
-        _ = try await PostgresDatabase.perform("create a key") {
+        _ = try await deadline.run("create a key") {
             try await self.client.query("""
                 INSERT INTO coffer_keys (alias, id, wrapped, kek_fingerprint) VALUES (\(alias), 1, \(wrapped), \(self.kek.fingerprint))
                 ON CONFLICT (alias, id) DO NOTHING
@@ -74,7 +76,7 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
 
     public func rotateKey(for alias: String) async throws -> VersionedKey {
         let key = SymmetricKey(size: .bits256)
-        let id = try await PostgresDatabase.perform("rotate the key") {
+        let id = try await deadline.run("rotate the key") {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 // One rotation at a time per alias, across instances.
                 try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("coffer-keys:" + alias), 0))", logger: self.logger)
@@ -98,7 +100,7 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
     }
 
     public func deleteKeys(for alias: String) async throws {
-        try await PostgresDatabase.perform("delete the keys") {
+        try await deadline.run("delete the keys") {
             try await self.client.query("DELETE FROM coffer_keys WHERE alias = \(alias)", logger: self.logger)
             try await self.client.query("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
         }
@@ -109,6 +111,11 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
     /// Forgets which key is primary for `alias` (another instance rotated it).
     func forgetPrimary(_ alias: String) {
         primaries.withLock { $0[alias] = nil }
+    }
+
+    /// Forgets every primary key id (announcements may have been missed).
+    func forgetPrimaries() {
+        primaries.withLock { $0.removeAll() }
     }
 
     private func remember(alias: String, id: UInt32, wrapped: Data, fingerprint: String) throws -> SymmetricKey {

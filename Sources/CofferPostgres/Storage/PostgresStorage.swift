@@ -13,10 +13,11 @@ import PostgresNIO
 /// ``rotateKey()`` rotates the key ring all instances share.
 ///
 /// With ``CacheStrategy/cache``, a write by another instance reaches this one's memory copy
-/// through the database's change channel (`LISTEN`/`NOTIFY`), normally within milliseconds;
-/// while that channel is down (the listening connection lost and being re-made), a cached
-/// `get` may return the value this instance last saw. Use ``CacheStrategy/noCache`` where every
-/// read must see every other instance's last write.
+/// through the database's change channel (`LISTEN`/`NOTIFY`), normally within milliseconds.
+/// While that channel is down (not yet connected, or the listening connection lost and being
+/// made again) every `get` reads the database, and when it is up again every copy is
+/// forgotten. What remains is the moment a notification takes to arrive: use
+/// ``CacheStrategy/noCache`` where every read must see every other instance's last write.
 public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @unchecked Sendable {
     // @unchecked Sendable: adds only immutable properties to StorageDelegate (which is safe).
 
@@ -58,6 +59,13 @@ public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @
 
     deinit {
         if let subscription { database.changes.unsubscribe(subscription) }
+    }
+
+    /// Returns the stored value. With ``CacheStrategy/cache``, from memory only while the
+    /// database is listening for other instances' changes (``PostgresDatabase/isListeningForChanges``).
+    public override func get() async throws -> T? {
+        if subscription != nil, !database.changes.isListening { await forgetMemoryCopy() }
+        return try await super.get()
     }
 
     /// Adds a new primary key to the shared key ring and returns its id: every instance seals
@@ -105,7 +113,7 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
         }
         let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
         let client = database.client, logger = database.logger
-        try await PostgresDatabase.perform("save a value") {
+        try await database.deadline.run("save a value") {
             // One round trip: the upsert, and the notice to instances that cache the value.
             try await client.query("""
                 WITH saved AS (
@@ -119,7 +127,7 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
 
     func get() async throws -> T? {
         let namespace = self.namespace, key = self.key, client = database.client, logger = database.logger
-        let rows = try await PostgresDatabase.perform("read a value") {
+        let rows = try await database.deadline.run("read a value") {
             try await client.query("SELECT value FROM coffer_values WHERE namespace = \(namespace) AND key = \(key)", logger: logger).collect()
         }
         guard let row = rows.first else { return nil }
@@ -151,7 +159,7 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
     func delete() async throws {
         let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
         let client = database.client, logger = database.logger
-        try await PostgresDatabase.perform("delete a value") {
+        try await database.deadline.run("delete a value") {
             try await client.query("""
                 WITH gone AS (DELETE FROM coffer_values WHERE namespace = \(namespace) AND key = \(key) RETURNING 1)
                 SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM gone

@@ -48,26 +48,35 @@ enum Clipboard {
             if Subprocess.find("xclip") != nil { return .xclip }
             if Subprocess.find("xsel") != nil { return .xsel }
         }
-        return isatty(STDERR_FILENO) == 1 || FileManager.default.isWritableFile(atPath: "/dev/tty") ? .osc52 : nil
+        // /dev/tty opens only for a process with a controlling terminal (its mode says nothing).
+        let terminal = open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY)
+        guard terminal != -1 else { return nil }
+        close(terminal)
+        return .osc52
     }
 
-    /// Copies `text` and returns what was used. For a tool, starts the clearing process.
-    static func copy(_ text: String) throws -> Tool {
+    /// The tool to copy with, or an error saying there is none. Asked before a code is made, so
+    /// that a HOTP counter is not used up for a code that cannot be copied.
+    static func tool() throws -> Tool {
         guard let tool = available() else {
             throw CommandFailure("there is no clipboard here: no wl-copy (Wayland), no xclip or xsel (X11), and no terminal for OSC 52")
         }
+        return tool
+    }
+
+    /// Copies `text` with `tool`. For a program, starts the clearing process.
+    static func copy(_ text: String, with tool: Tool) throws {
         guard let (program, arguments) = tool.copy else {
             // ESC ] 52 ; c ; base64 BEL, to the terminal itself (stdout may be a pipe).
             let sequence = "\u{1B}]52;c;\(Data(text.utf8).base64EncodedString())\u{07}"
             guard let terminal = FileHandle(forWritingAtPath: "/dev/tty") else { throw CommandFailure("cannot write to the terminal for OSC 52") }
             try terminal.write(contentsOf: Data(sequence.utf8))
-            return tool
+            return
         }
         let status = try Subprocess.run(program, arguments, input: Data(text.utf8))
         guard status == 0 else { throw CommandFailure("\(program) failed (exit status \(status)); nothing was copied") }
         try Subprocess.detach(CommandLine.arguments[0], ["clipboard-clear", "--tool", tool.rawValue, "--after", String(clearAfter)],
                               environment: ["COFFER_CLIPBOARD_DIGEST": digest(text)])
-        return tool
     }
 
     /// Clears the clipboard if it still holds the text whose digest is given.

@@ -296,4 +296,20 @@ struct DailyUseAttackTests {
         #expect(tooNew.status == 1 && tooNew.stderr.contains("newer version of Coffer"), "\(tooNew.stderr)")
         #expect(try Data(contentsOf: database) == newer)
     }
+
+    @Test("--copy with no clipboard to copy to says so before making the code: a HOTP counter is not used up",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid"), "needs setsid(1)"))
+    func copyWithoutClipboard() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let home = directory.appending("home")
+        try await coffer(home, ["add", "-"], input: "otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank&counter=5\n")
+        // No DISPLAY, no WAYLAND_DISPLAY, and (setsid) no terminal for OSC 52.
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/usr/bin/setsid"), ["-w", try CofferProcess.executable.path, "code", "bank", "--copy"],
+            environment: ["COFFER_HOME": home.path], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND", "DISPLAY", "WAYLAND_DISPLAY"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("there is no clipboard here"), "\(result.stderr)")
+        #expect(try await coffer(home, ["list", "--json"]).stdout.contains("\"counter\" : 5"), "the counter did not move")
+    }
 }

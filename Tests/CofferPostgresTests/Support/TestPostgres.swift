@@ -47,6 +47,7 @@ enum TestPostgres {
     }
 
     /// Runs `database` for the time of `body`, migrated first; cancels it afterwards.
+    @discardableResult
     static func running<R: Sendable>(_ database: PostgresDatabase, migrate: Bool = true, _ body: @Sendable (PostgresDatabase) async throws -> R) async throws -> R {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await database.run() }
@@ -54,6 +55,13 @@ enum TestPostgres {
             if migrate { try await database.migrate() }
             return try await body(database)
         }
+    }
+
+    /// Waits until `database` listens for other instances' changes (10 s at most: a hang guard).
+    static func untilListening(_ database: PostgresDatabase) async throws {
+        let start = ContinuousClock.now
+        while !database.isListeningForChanges, ContinuousClock.now - start < .seconds(10) { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(database.isListeningForChanges, "the change listener connected")
     }
 
     /// A fresh database, running, for `body`.

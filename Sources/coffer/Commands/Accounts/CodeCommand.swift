@@ -66,12 +66,13 @@ struct CodeCommand: AsyncParsableCommand {
                 throw CommandFailure("\(raw ? "--raw" : "--copy") takes one code, and '\(query ?? "")' matches \(entries.count) accounts; "
                     + "name one as it is listed, for example '\(AccountQuery.title(entries[0].account))'")
             }
+            let tool = copy ? try Clipboard.tool() : nil
             let outputs = codes(for: entries, authenticator)
-            if copy {
+            if let tool {
                 guard outputs.count == 1, let code = outputs[0].code else {
                     throw CommandFailure(outputs.first?.error ?? "that account has more than one code; ask for it without --copy")
                 }
-                let tool = try Clipboard.copy(code)
+                try Clipboard.copy(code, with: tool)
                 let title = "\(outputs[0].issuer): \(outputs[0].accountName)"
                 print(tool == .osc52
                       ? "Copied the code of \(title) through the terminal (OSC 52); it is not cleared automatically."
