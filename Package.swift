@@ -67,13 +67,14 @@ let package = Package(
             dependencies: [
                 "CofferStorage",
                 "CofferAuthenticator",
+                "CofferPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "coffer-stress",
-            dependencies: ["CofferStorage", "CofferAuthenticator"],
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferPostgres"],
             path: "Tests/Helpers/StorageStress"
         ),
         .target(
@@ -100,6 +101,7 @@ let package = Package(
                 "CofferPostgres", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

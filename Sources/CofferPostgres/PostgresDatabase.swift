@@ -73,7 +73,7 @@ public final class PostgresDatabase: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
-        deadline = OperationDeadline(duration: configuration.options.operationTimeout)
+        deadline = OperationDeadline(duration: configuration.options.operationTimeout, logger: logger)
         keys = DatabaseKeyStore(client: client, kek: configuration.keyEncryptionKey, lifetime: configuration.options.keyCacheLifetime,
                                 deadline: deadline, logger: logger)
     }
@@ -98,7 +98,11 @@ public final class PostgresDatabase: Service, Sendable {
     /// a database a newer Coffer migrated (`.schemaTooNew`). Returns the versions applied.
     @discardableResult
     public func migrate() async throws -> [Int] {
-        try await deadline.run("migrate the schema") { try await PostgresSchema.migrate(self.client, logger: self.logger) }
+        try await deadline.run("migrate the schema") {
+            // Up to date (every start but the first after an upgrade): a read, no lock.
+            if try await PostgresSchema.version(self.client, logger: self.logger) == PostgresSchema.latest { return [] }
+            return try await PostgresSchema.migrate(self.client, logger: self.logger)
+        }
     }
 
     /// The schema version of the database, and the newest this Coffer knows.

@@ -1,3 +1,5 @@
+import CofferAuthenticator
+import CofferStorage
 import Foundation
 import PostgresNIO
 
@@ -44,9 +46,13 @@ public struct PostgresStorageError: Error, Sendable {
     }
 
     /// `error` from postgres-nio, as one of ours: connection failures are ``Code/unavailable``,
-    /// what the server refused is ``Code/server`` with its SQLSTATE.
-    static func from(_ error: any Error, during operation: String) -> PostgresStorageError {
-        if let error = error as? PostgresStorageError { return error }
+    /// what the server refused is ``Code/server`` with its SQLSTATE. Coffer's own errors, thrown
+    /// by the work inside an operation, pass unchanged.
+    static func from(_ error: any Error, during operation: String) -> any Error {
+        if error is PostgresStorageError || error is StorageError || error is StorageClientError || error is EncryptorError
+            || error is CancellationError {
+            return error  // Coffer's own, thrown inside the operation: already says what happened.
+        }
         if let transaction = error as? PostgresTransactionError {
             // What went wrong inside the transaction (it was rolled back), else at its edges.
             if let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
@@ -67,6 +73,20 @@ public struct PostgresStorageError: Error, Sendable {
             }
         }
         return PostgresStorageError(.unavailable, "The database could not \(operation): \(type(of: error)).", underlying: error)
+    }
+}
+
+extension PostgresStorageError {
+    /// The database's own failure inside an encryptor's or a storage error (the key ring could
+    /// not be read, or not opened with this key-encryption key), if that is what `error` is.
+    static func databaseCause(of error: any Error) -> PostgresStorageError? {
+        switch error {
+        case let error as PostgresStorageError: error
+        case StorageError.decryptionFailed(_, let cause) as StorageError: databaseCause(of: cause)
+        case EncryptorError.failedToEncrypt(let cause?) as EncryptorError, EncryptorError.failedToDecrypt(let cause?) as EncryptorError:
+            databaseCause(of: cause)
+        default: nil
+        }
     }
 }
 

@@ -63,7 +63,7 @@ public struct Account: Codable, Sendable, Hashable {
 }
 
 /// Joins identity parts with `-` so that the result can be split back unambiguously.
-enum IdentifierCoding {
+package enum IdentifierCoding {
     static func escape(_ part: String) -> String {
         // Most names hold neither character: skip Foundation's replacing (it dominated listings).
         guard part.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "-") }) else { return part }
@@ -78,7 +78,7 @@ enum IdentifierCoding {
         parts.map(escape).joined(separator: "-")
     }
 
-    static func split(_ identifier: String) -> [String] {
+    package static func split(_ identifier: String) -> [String] {
         identifier.split(separator: "-", omittingEmptySubsequences: false).map(unescape)
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 /// What a storage client keeps about its failures, since the ``StorageClient`` protocol can only
 /// answer `false`, `nil` or `[]`: the last error, a count of records that could not be read,
 /// and a log line for each (never with a secret).
-final class ClientDiagnostics: Sendable {
+package final class ClientDiagnostics: Sendable {
     private struct State {
         var last: (any Error)?
         /// Each unreadable record once, however often it was read.
@@ -20,22 +20,22 @@ final class ClientDiagnostics: Sendable {
     private let store: String
 
     /// - Parameter store: Names the store in log lines (a database path, a keyring service).
-    init(logger: Logger, store: String) {
+    package init(logger: Logger, store: String) {
         self.logger = logger
         self.store = store
     }
 
-    var lastError: (any Error)? { state.withLock { $0.last } }
-    var unreadableRecordCount: Int { state.withLock { $0.unreadable.count } }
-    var unreadableRecords: [String] { state.withLock { $0.described } }
+    package var lastError: (any Error)? { state.withLock { $0.last } }
+    package var unreadableRecordCount: Int { state.withLock { $0.unreadable.count } }
+    package var unreadableRecords: [String] { state.withLock { $0.described } }
 
     /// Runs `body`; on failure records and logs the error and returns `nil`.
-    func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
+    package func attempt<R>(_ operation: String, _ body: () throws -> R) -> R? {
         try? attemptThrowing(operation, body)
     }
 
     /// Runs `body`; on failure records and logs the error and throws it on.
-    func attemptThrowing<R>(_ operation: String, _ body: () throws -> R) throws -> R {
+    package func attemptThrowing<R>(_ operation: String, _ body: () throws -> R) throws -> R {
         do {
             let result = try body()
             logger.trace("\(operation) done", metadata: ["store": "\(store)"])
@@ -47,14 +47,14 @@ final class ClientDiagnostics: Sendable {
     }
 
     /// Keeps `error` as the last one and logs it.
-    func record(_ error: any Error, operation: String, message: String) {
+    package func record(_ error: any Error, operation: String, message: String) {
         state.withLock { $0.last = error }
         logger.error("\(message)", metadata: ["operation": "\(operation)", "error": "\(error)", "store": "\(store)"])
     }
 
     /// Decodes one record; a record that cannot be read is logged, counted (once, by `record`,
     /// however often it is read) and left out (and left where it is).
-    func readable<R>(_ operation: String, _ record: @autoclosure () -> String, _ body: () throws -> R) -> R? {
+    package func readable<R>(_ operation: String, _ record: @autoclosure () -> String, _ body: () throws -> R) -> R? {
         do {
             return try body()
         } catch {

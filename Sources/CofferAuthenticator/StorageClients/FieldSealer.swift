@@ -4,8 +4,15 @@ import CofferStorage
 /// Seals single fields of a record (a secret, a challenge) with the client's encryptor, each
 /// bound to where it belongs (`mechanism/<uuid>/secret`, …), so a sealed value copied to another
 /// row or column fails to open instead of yielding another record's secret.
-struct FieldSealer: Sendable {
-    let encryptor: any Encryptor
+///
+/// Async for servers (``sealing(_:)``, ``opening(_:)``); the synchronous forms, for the
+/// ``StorageClient`` protocol, make one trip to the async encryptor for a whole batch.
+package struct FieldSealer: Sendable {
+    package let encryptor: any Encryptor
+
+    package init(encryptor: any Encryptor) {
+        self.encryptor = encryptor
+    }
 
     func seal(_ text: String, for field: String) throws -> Data {
         try seal([(text, field)])[0]
@@ -17,59 +24,66 @@ struct FieldSealer: Sendable {
 
     /// Seals many fields with one trip to the (async) encryptor: the trip is a thread switch,
     /// which costs more than sealing a field.
-    func seal(_ fields: [(text: String, field: String)]) throws -> [Data] {
-        let encryptor = self.encryptor
-        let bound = try fields.map { try IdentityBinding.wrap(Data($0.text.utf8), identity: $0.field) }
-        return try SyncBridge.run {
-            var sealed: [Data] = []
-            sealed.reserveCapacity(bound.count)
-            for data in bound { sealed.append(try await encryptor.encrypt(data: data)) }
-            return sealed
-        }
+    package func seal(_ fields: [(text: String, field: String)]) throws -> [Data] {
+        try SyncBridge.run { [self] in try await sealing(fields) }
     }
 
     /// Opens many fields with one trip to the encryptor. Each field succeeds or fails on its
     /// own, so one damaged field does not hide the others.
-    func open(_ fields: [(sealed: Data, field: String)]) -> [Result<String, any Error>] {
-        let encryptor = self.encryptor
-        let sealed = fields.map(\.sealed)
-        let decrypted: [Result<Data, any Error>]
+    package func open(_ fields: [(sealed: Data, field: String)]) -> [Result<String, any Error>] {
         do {
-            decrypted = try SyncBridge.run {
-                var results: [Result<Data, any Error>] = []
-                results.reserveCapacity(sealed.count)
-                for data in sealed {
-                    do { results.append(.success(try await encryptor.decrypt(data: data))) } catch { results.append(.failure(error)) }
-                }
-                return results
-            }
+            return try SyncBridge.run { [self] in await opening(fields) }
         } catch {
             return fields.map { _ in .failure(error) }
         }
-        return zip(fields, decrypted).map { field, result in
-            Result {
+    }
+
+    /// Seals each field's text, bound to its field name.
+    package func sealing(_ fields: [(text: String, field: String)]) async throws -> [Data] {
+        var sealed: [Data] = []
+        sealed.reserveCapacity(fields.count)
+        for field in fields {
+            sealed.append(try await encryptor.encrypt(data: try IdentityBinding.wrap(Data(field.text.utf8), identity: field.field)))
+        }
+        return sealed
+    }
+
+    /// Opens each field; each succeeds or fails on its own.
+    package func opening(_ fields: [(sealed: Data, field: String)]) async -> [Result<String, any Error>] {
+        var results: [Result<String, any Error>] = []
+        results.reserveCapacity(fields.count)
+        for field in fields {
+            do {
                 let bound: Data
-                do { bound = try result.get() } catch { throw StorageError.decryptionFailed(location: field.field, cause: error) }
+                do { bound = try await encryptor.decrypt(data: field.sealed) } catch { throw StorageError.decryptionFailed(location: field.field, cause: error) }
                 let plain = try IdentityBinding.unwrap(bound, identity: field.field, location: field.field)
                 guard let text = String(data: plain, encoding: .utf8) else {
                     throw StorageError.corrupted(location: field.field, reason: "the opened field is not UTF-8 text")
                 }
-                return text
+                results.append(.success(text))
+            } catch {
+                results.append(.failure(error))
             }
         }
+        return results
     }
 }
 
 /// Fields opened together, by field name.
-struct OpenedFields {
+package struct OpenedFields {
     private var results: [String: Result<String, any Error>] = [:]
 
     init(_ sealer: FieldSealer, _ fields: [(sealed: Data, field: String)]) {
-        for (field, result) in zip(fields, sealer.open(fields)) { results[field.field] = result }
+        self.init(fields, sealer.open(fields))
+    }
+
+    /// The fields and what opening each gave, in the same order.
+    package init(_ fields: [(sealed: Data, field: String)], _ opened: [Result<String, any Error>]) {
+        for (field, result) in zip(fields, opened) { results[field.field] = result }
     }
 
     /// The field's text, or the error that opening it gave.
-    func text(_ field: String) throws -> String {
+    package func text(_ field: String) throws -> String {
         guard let result = results[field] else {
             throw StorageError.corrupted(location: field, reason: "the field was not read")
         }

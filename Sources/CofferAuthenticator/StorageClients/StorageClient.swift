@@ -150,7 +150,7 @@ extension StorageClient {
 extension Mechanism {
     /// The counter plus one, or ``StorageClientError/counterExhausted(uuid:)`` when it cannot
     /// grow (checked arithmetic: a counter never wraps to 0).
-    func nextCounter() throws(StorageClientError) -> UInt64 {
+    package func nextCounter() throws(StorageClientError) -> UInt64 {
         let (next, overflow) = counter.addingReportingOverflow(1)
         guard !overflow else { throw .counterExhausted(uuid: mechanismUUID) }
         return next

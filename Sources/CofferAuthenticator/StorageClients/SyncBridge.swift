@@ -8,7 +8,7 @@ import Synchronization
 /// The work runs on a task executor of its own, backed by a dispatch queue, never on Swift's
 /// cooperative pool, so blocking the calling thread (which may itself be a cooperative thread)
 /// cannot starve the work it waits for.
-enum SyncBridge {
+package enum SyncBridge {
     private final class QueueExecutor: TaskExecutor {
         let queue = DispatchQueue(label: "org.coffer.authenticator.sync-bridge", attributes: .concurrent)
 
@@ -22,7 +22,7 @@ enum SyncBridge {
     private static let executor = QueueExecutor()
 
     /// Runs `work` and blocks until it finishes.
-    static func run<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
+    package static func run<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
         let result = Mutex<Result<R, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task(executorPreference: executor) {

@@ -1,31 +1,100 @@
+import Logging
+import Synchronization
+
 /// The time one database operation may take (leasing a connection included), and the way
 /// every operation is run under it: a server that is down or does not answer gives
 /// ``PostgresStorageError`` (`.unavailable`) when it passes, never a hang. Each
 /// ``PostgresDatabase`` has its own (``PostgresDatabase/Configuration/Options/operationTimeout``).
+///
+/// The caller is answered when the deadline passes even if the operation does not stop when
+/// cancelled (a connection killed at the wrong moment can leave a driver call waiting): the
+/// operation is cancelled and left to end on its own, and a warning says so. Such an operation
+/// is one transaction, so it either took effect whole or not at all; the error says that the
+/// caller cannot know which.
 struct OperationDeadline: Sendable {
     let duration: Duration
+    var logger = Logger(label: "org.coffer.postgres")
 
-    /// Runs `body`, named `operation` in errors, under the deadline; its errors become
+    /// Runs `body`, named `operation` in errors, under the deadline, on the pool's executor (so
+    /// callers blocking the cooperative threads cannot starve it); its errors become
     /// ``PostgresStorageError``.
     @discardableResult
     func run<R: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> R) async throws -> R {
-        let duration = duration
+        let race = Race<R>()
+        let duration = duration, logger = logger
         do {
-            return try await withThrowingTaskGroup(of: R?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: duration)
-                    return nil
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    race.begin(continuation)
+                    let work = Task(executorPreference: PoolExecutor.shared) {
+                        let outcome: Result<R, any Error>
+                        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+                        // Done after the caller was told it had failed: say so when it took effect.
+                        if !race.finish(outcome), case .success = outcome {
+                            logger.warning("A database operation took effect after its deadline had passed",
+                                           metadata: ["operation": "\(operation)"])
+                        }
+                    }
+                    let timer = Task(executorPreference: PoolExecutor.shared) {
+                        guard (try? await Task.sleep(for: duration)) != nil else { return }
+                        race.finish(.failure(PostgresStorageError(.unavailable,
+                            "The database did not answer within \(duration) while trying to \(operation). Check that the server "
+                            + "is running and reachable. The operation is one transaction: it took effect whole or not at all.")))
+                    }
+                    race.own(work, timer)
                 }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let result = first else {
-                    throw PostgresStorageError(.unavailable, "The database did not answer within \(duration) while trying to \(operation). "
-                        + "Check that the server is running and reachable; nothing was half-written.")
-                }
-                return result
+            } onCancel: {
+                race.finish(.failure(CancellationError()))
             }
         } catch {
             throw PostgresStorageError.from(error, during: operation)
         }
+    }
+}
+
+/// The operation against its timer: the first to finish answers the caller, once, and both
+/// tasks are then cancelled.
+private final class Race<R: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<R, any Error>?
+        var answered: Result<R, any Error>?
+        var tasks: [Task<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Keeps the continuation to answer; answers at once if the race was already decided
+    /// (cancelled before it began).
+    func begin(_ continuation: CheckedContinuation<R, any Error>) {
+        let decided = state.withLock { state -> Result<R, any Error>? in
+            if let answered = state.answered { return answered }
+            state.continuation = continuation
+            return nil
+        }
+        if let decided { continuation.resume(with: decided) }
+    }
+
+    /// Keeps the tasks to cancel; cancels them at once if the race was already decided.
+    func own(_ tasks: Task<Void, Never>...) {
+        let decided = state.withLock { state -> Bool in
+            state.tasks = tasks
+            return state.answered != nil
+        }
+        if decided { tasks.forEach { $0.cancel() } }
+    }
+
+    /// Answers the caller with `outcome` unless it was answered already; returns whether this
+    /// call answered.
+    @discardableResult
+    func finish(_ outcome: Result<R, any Error>) -> Bool {
+        let (continuation, tasks, first) = state.withLock { state -> (CheckedContinuation<R, any Error>?, [Task<Void, Never>], Bool) in
+            guard state.answered == nil else { return (nil, [], false) }
+            state.answered = outcome
+            defer { state.continuation = nil }
+            return (state.continuation, state.tasks, true)
+        }
+        continuation?.resume(with: outcome)
+        tasks.forEach { $0.cancel() }
+        return first
     }
 }

@@ -36,8 +36,8 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
             return try await key(for: alias, id: cached.id)
         }
         let rows = try await deadline.run("read the key ring") {
-            try await self.client.query("SELECT id, wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) ORDER BY id DESC LIMIT 1",
-                                   logger: self.logger).collect()
+            try await self.client.rows("SELECT id, wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) ORDER BY id DESC LIMIT 1",
+                                       logger: self.logger)
         }
         guard let row = rows.first else { return nil }
         let (id, wrapped, fingerprint) = try row.decode((Int, Data, String).self)
@@ -49,8 +49,8 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
     public func key(for alias: String, id: UInt32) async throws -> VersionedKey? {
         if let known = keys.withLock({ $0[alias]?[id] }) { return VersionedKey(id: id, key: known) }
         let rows = try await deadline.run("read a key") {
-            try await self.client.query("SELECT wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) AND id = \(Int(id))",
-                                   logger: self.logger).collect()
+            try await self.client.rows("SELECT wrapped, kek_fingerprint FROM coffer_keys WHERE alias = \(alias) AND id = \(Int(id))",
+                                       logger: self.logger)
         }
         guard let row = rows.first else { return nil }
         let (wrapped, fingerprint) = try row.decode((Data, String).self)
@@ -62,10 +62,12 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         let wrapped = try self.kek.wrap(SymmetricKey(size: .bits256), alias: alias, id: 1)
         // Instances creating the first key at once: one insert wins, all read the same key.
         _ = try await deadline.run("create a key") {
-            try await self.client.query("""
-                INSERT INTO coffer_keys (alias, id, wrapped, kek_fingerprint) VALUES (\(alias), 1, \(wrapped), \(self.kek.fingerprint))
-                ON CONFLICT (alias, id) DO NOTHING
-                """, logger: self.logger)
+            try await self.client.committed(logger: self.logger) { connection in
+                try await connection.rows("""
+                    INSERT INTO coffer_keys (alias, id, wrapped, kek_fingerprint) VALUES (\(alias), 1, \(wrapped), \(self.kek.fingerprint))
+                    ON CONFLICT (alias, id) DO NOTHING
+                    """, logger: self.logger)
+            }
         }
         forgetPrimary(alias)
         guard let key = try await primaryKey(for: alias) else {
@@ -77,20 +79,19 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
     public func rotateKey(for alias: String) async throws -> VersionedKey {
         let key = SymmetricKey(size: .bits256)
         let id = try await deadline.run("rotate the key") {
-            try await self.client.withTransaction(logger: self.logger) { connection in
+            try await self.client.committed(logger: self.logger) { connection in
                 // One rotation at a time per alias, across instances.
-                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("coffer-keys:" + alias), 0))", logger: self.logger)
+                try await connection.rows("SELECT pg_advisory_xact_lock(hashtextextended(\("coffer-keys:" + alias), 0))", logger: self.logger)
                 var newest = 0
-                for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(alias)", logger: self.logger)
-                    .decode(Int.self) {
-                    newest = id
+                for row in try await connection.rows("SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(alias)", logger: self.logger) {
+                    newest = try row.decode(Int.self)
                 }
                 let id = newest + 1
                 let wrapped = try self.kek.wrap(key, alias: alias, id: UInt32(id))
-                try await connection.query("""
+                try await connection.rows("""
                     INSERT INTO coffer_keys (alias, id, wrapped, kek_fingerprint) VALUES (\(alias), \(id), \(wrapped), \(self.kek.fingerprint))
                     """, logger: self.logger)
-                try await connection.query("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
+                try await connection.rows("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
                 return id
             }
         }
@@ -101,8 +102,10 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
 
     public func deleteKeys(for alias: String) async throws {
         try await deadline.run("delete the keys") {
-            try await self.client.query("DELETE FROM coffer_keys WHERE alias = \(alias)", logger: self.logger)
-            try await self.client.query("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
+            try await self.client.committed(logger: self.logger) { connection in
+                try await connection.rows("DELETE FROM coffer_keys WHERE alias = \(alias)", logger: self.logger)
+                try await connection.rows("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
+            }
         }
         keys.withLock { $0[alias] = nil }
         forgetPrimary(alias)

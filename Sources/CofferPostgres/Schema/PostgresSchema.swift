@@ -78,16 +78,15 @@ enum PostgresSchema {
     /// Returns the versions applied now.
     @discardableResult
     static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
-            try await connection.query("""
+        try await client.committed(logger: logger) { connection in
+            try await connection.rows("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.rows("""
                 CREATE TABLE IF NOT EXISTS coffer_schema (
                     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
                 """, logger: logger)
             var current = 0
-            for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM coffer_schema", logger: logger)
-                .decode(Int.self) {
-                current = version
+            for row in try await connection.rows("SELECT coalesce(max(version), 0) FROM coffer_schema", logger: logger) {
+                current = try row.decode(Int.self)
             }
             if current > latest {
                 throw PostgresStorageError(.schemaTooNew, "The database's Coffer schema is version \(current), newer than this "
@@ -96,9 +95,9 @@ enum PostgresSchema {
             var applied: [Int] = []
             for migration in migrations where migration.version > current {
                 for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query("INSERT INTO coffer_schema (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
+                try await connection.rows("INSERT INTO coffer_schema (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
                 applied.append(migration.version)
             }
             return applied
@@ -107,9 +106,9 @@ enum PostgresSchema {
 
     /// The schema version the database is at (0 before any migration).
     static func version(_ client: PostgresClient, logger: Logger) async throws -> Int {
-        let exists = try await client.query("SELECT to_regclass('coffer_schema') IS NOT NULL", logger: logger).collect()
+        let exists = try await client.rows("SELECT to_regclass('coffer_schema') IS NOT NULL", logger: logger)
         guard try exists.first?.decode(Bool.self) == true else { return 0 }
-        let rows = try await client.query("SELECT coalesce(max(version), 0) FROM coffer_schema", logger: logger).collect()
+        let rows = try await client.rows("SELECT coalesce(max(version), 0) FROM coffer_schema", logger: logger)
         return try rows.first?.decode(Int.self) ?? 0
     }
 }

@@ -112,24 +112,18 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
             throw Self.databaseCause(of: error) ?? error
         }
         let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
-        let client = database.client, logger = database.logger
-        try await database.deadline.run("save a value") {
-            // One round trip: the upsert, and the notice to instances that cache the value.
-            try await client.query("""
+        // One statement: the upsert, and the notice to instances that cache the value.
+        try await database.write("save a value", """
                 WITH saved AS (
                     INSERT INTO coffer_values (namespace, key, value) VALUES (\(namespace), \(key), \(sealed))
                     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = now()
                     RETURNING 1)
                 SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM saved
-                """, logger: logger)
-        }
+                """)
     }
 
     func get() async throws -> T? {
-        let namespace = self.namespace, key = self.key, client = database.client, logger = database.logger
-        let rows = try await database.deadline.run("read a value") {
-            try await client.query("SELECT value FROM coffer_values WHERE namespace = \(namespace) AND key = \(key)", logger: logger).collect()
-        }
+        let rows = try await database.read("read a value", "SELECT value FROM coffer_values WHERE namespace = \(namespace) AND key = \(key)")
         guard let row = rows.first else { return nil }
         let sealed = try row.decode(Data.self)
         let bound: Data
@@ -150,20 +144,14 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
 
     /// The database's own error inside an encryptor's, if that is what it is.
     static func databaseCause(of error: any Error) -> PostgresStorageError? {
-        switch error as? EncryptorError {
-        case .failedToEncrypt(let cause?)?, .failedToDecrypt(let cause?)?: cause as? PostgresStorageError
-        default: error as? PostgresStorageError
-        }
+        PostgresStorageError.databaseCause(of: error)
     }
 
     func delete() async throws {
         let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
-        let client = database.client, logger = database.logger
-        try await database.deadline.run("delete a value") {
-            try await client.query("""
+        try await database.write("delete a value", """
                 WITH gone AS (DELETE FROM coffer_values WHERE namespace = \(namespace) AND key = \(key) RETURNING 1)
                 SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM gone
-                """, logger: logger)
-        }
+                """)
     }
 }

@@ -7,7 +7,7 @@ import CofferStorage
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check what works on this machine: keyring, data directory, key store, database.",
+        abstract: "Check what works on this machine: keyring, data directory, key store, database, PostgreSQL.",
         discussion: """
             Prints one line per check, marked ok, note (works, worth knowing) or FAIL, and exits \
             with status 1 when a check fails.
@@ -105,6 +105,7 @@ struct DoctorCommand: AsyncParsableCommand {
         } else {
             report(.note, "database", "no authenticator database yet")
         }
+        checkPostgres(report)
         if failed { throw ExitCode.failure }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferAuthenticator
+import CofferPostgres
 import CofferStorage
 import Foundation
 
@@ -8,7 +9,7 @@ struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
         abstract: "Show or move the key that seals the accounts' secrets.",
-        subcommands: [Show.self, Move.self],
+        subcommands: [Show.self, Move.self, NewKEK.self],
         defaultSubcommand: Show.self)
 
     /// Where the accounts' key is kept, in words.
@@ -27,6 +28,37 @@ struct KeyCommand: AsyncParsableCommand {
         switch location {
         case .secretService: SecretServiceKeyStore()
         case .file: FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+        }
+    }
+
+    /// `coffer key new-kek [PATH]`: the key-encryption key of the postgres backend.
+    struct NewKEK: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "new-kek",
+            abstract: "Make the key-encryption key for the postgres backend.",
+            discussion: """
+                Writes a new random 256-bit key-encryption key to PATH (default: keys/postgres.kek in the \
+                data directory), 0600 from the first byte, and prints its fingerprint. An existing file is \
+                never replaced. Every instance that shares the database needs the same file (point \
+                COFFER_DATABASE_KEK at it): it wraps the data keys kept in the database and never enters it, \
+                so keep a copy somewhere safe.
+
+                Examples:
+                  coffer key new-kek
+                  coffer key new-kek /etc/coffer/postgres.kek
+                """)
+
+        @Argument(help: "Where to write it.") var path: String?
+        @OptionGroup var data: DataOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let target = path ?? PostgresBackend.defaultKEKPath(in: data.directory)
+                if path == nil { try FileTrust.prepareDirectory(data.directory.appendingPathComponent("keys", isDirectory: true)) }
+                let kek = try KeyEncryptionKey.create(atFile: target)
+                print("Made a key-encryption key in \(target) (fingerprint \(kek.fingerprint)).")
+                print("Keep a copy somewhere safe: without it the secrets in the database cannot be opened.")
+            }
         }
     }
 

@@ -11,12 +11,17 @@
 //   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
 //   coffer-stress keychain-client-probe            tries OathKeychainStorage().setAccount; prints the outcome
 //   coffer-stress crash-writer file|encrypted|sqlite DIR   saves increasing values until killed
+//   coffer-stress postgres-add URL KEK OWNER WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) for OWNER
+//   coffer-stress postgres-hotp URL KEK OWNER UUID COUNT   claims COUNT HOTP counters; prints each
+//   coffer-stress postgres-save URL KEK WRITER COUNT       saves COUNT values; prints "ack N" once each is
+//                                                         acknowledged, retrying (while the server is down) until it is
 //
 // Exit status 0 when every operation succeeded; otherwise problems go to stderr and the status
 // is 1.
 import CofferAuthenticator
-import Foundation
+import CofferPostgres
 import CofferStorage
+import Foundation
 
 /// A value whose body can be checked against its header: `w<writer>r<round>:` then the
 /// writer's digit repeated a round-dependent number of times.
@@ -158,6 +163,57 @@ case "sqlite-add":
         if !problems.isEmpty { fail(problems) }
     } catch {
         fail(["open: \(error)"])
+    }
+
+case "postgres-add", "postgres-hotp", "postgres-save":
+    guard arguments.count >= 5, let count = Int(arguments.last!) else { fail([usage]) }
+    do {
+        var options = PostgresDatabase.Configuration.Options()
+        options.listensForChanges = false
+        options.operationTimeout = .seconds(5)
+        let database = try PostgresDatabase(configuration: .init(
+            url: try PostgresConnectionURL(arguments[1]), keyEncryptionKey: try KeyEncryptionKey.load(fromFile: arguments[2]), options: options))
+        let running = Task { try await database.run() }
+        defer { running.cancel() }
+        try await database.migrate()
+        switch mode {
+        case "postgres-add":
+            let client = PostgresStorageClient(database: database, owner: arguments[3])
+            var problems: [String] = []
+            for index in 0..<count {
+                do {
+                    try await client.insert(Mechanism(mechanismUUID: "w\(arguments[4])-\(index)", issuer: "Writer \(arguments[4])",
+                                                      accountName: "user \(index)", type: .totp, secret: "JBSWY3DPEHPK3PXP"))
+                } catch {
+                    problems.append("add \(index): \(error)")
+                }
+            }
+            if !problems.isEmpty { fail(problems) }
+        case "postgres-hotp":
+            let client = PostgresStorageClient(database: database, owner: arguments[3])
+            for _ in 0..<count { print(try await client.advanceCounter(of: arguments[4]).counter) }
+        default:
+            // Each value is retried until acknowledged; "ack N" is printed (and flushed) only after
+            // the server said the write committed.
+            let writer = Int(arguments[3]) ?? 0
+            let deadline = ContinuousClock.now + .seconds(120)
+            for index in 0..<count {
+                let storage = PostgresStorage<String>(database: database, namespace: "w\(writer)", key: "k\(index)")
+                while true {
+                    do {
+                        try await storage.save(item: StressValue.make(writer: writer, round: index))
+                        print("ack \(index)")
+                        fflush(nil)  // every stream: stdout is a C global Swift 6 will not touch from here
+                        break
+                    } catch {
+                        guard ContinuousClock.now < deadline else { fail(["save \(index): still failing: \(error)"]) }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                }
+            }
+        }
+    } catch {
+        fail(["\(mode): \(error)"])
     }
 
 default:

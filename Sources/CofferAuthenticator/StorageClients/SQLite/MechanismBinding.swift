@@ -13,15 +13,15 @@ import Foundation
 /// `mechanism/<uuid>/secret` alone; the client re-seals them under the full binding the first
 /// time it checks the store's key and finds it right (before its first write, or when
 /// `keyProblem` is asked).
-enum MechanismBinding {
+package enum MechanismBinding {
     /// `mechanism/<uuid>/secret`: the UUID only.
     static let legacy = 1
     /// `mechanism/<uuid>/secret` followed by the bound columns.
     static let full = 2
 
     /// The identity of `mechanism`'s secret, as it will be stored.
-    static func secretIdentity(_ mechanism: Mechanism) -> String {
-        identity(uuid: mechanism.mechanismUUID, binding: full, columns: [
+    package static func secretIdentity(_ mechanism: Mechanism) -> String {
+        secretIdentity(uuid: mechanism.mechanismUUID, columns: [
             mechanism.issuer, mechanism.accountName, mechanism.type.rawValue, mechanism.algorithm.rawValue,
             String(mechanism.digits), String(mechanism.period), String(Int64(bitPattern: mechanism.counter)),
         ])
@@ -29,18 +29,18 @@ enum MechanismBinding {
 
     /// The identity the secret of a stored row must carry, from the row's own columns.
     static func secretIdentity(_ row: MechanismRow) -> String {
-        guard row.binding != legacy else { return identity(uuid: row.uuid, binding: legacy, columns: []) }
-        return identity(uuid: row.uuid, binding: row.binding, columns: [
+        guard row.binding != legacy else { return "mechanism/\(row.uuid)/secret" }
+        return secretIdentity(uuid: row.uuid, columns: [
             row.issuer, row.accountName, row.type, row.algorithm, String(row.digits), String(row.period), String(row.counter),
         ])
     }
 
-    private static func identity(uuid: String, binding: Int, columns: [String]) -> String {
-        let base = "mechanism/\(uuid)/secret"
-        guard binding != legacy else { return base }
+    /// The full binding of the secret of mechanism `uuid` whose bound columns (issuer, account
+    /// name, type, algorithm, digits, period, counter, as stored) are `columns`.
+    package static func secretIdentity(uuid: String, columns: [String]) -> String {
         // A JSON array of strings: unambiguous whatever the names contain, and the same bytes
         // every time for the same values.
         let encoded = (try? JSONEncoder().encode(columns)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-        return base + "#v\(binding)" + encoded
+        return "mechanism/\(uuid)/secret#v\(full)" + encoded
     }
 }

@@ -10,6 +10,12 @@ enum AuthenticatorBackend: String, ExpressibleByArgument, CaseIterable {
     case sqlite
     /// The OS keyring, one sealed item per object.
     case keychain
+    /// A PostgreSQL database (``PostgresBackend``: `COFFER_DATABASE_URL`, `COFFER_DATABASE_KEK`,
+    /// `COFFER_OWNER`).
+    case postgres
+
+    /// The names, for messages: "sqlite, keychain or postgres".
+    static var names: String { "sqlite, keychain or postgres" }
 }
 
 /// Options of every command that reads or changes accounts.
@@ -19,9 +25,14 @@ struct AuthenticatorOptions: ParsableArguments {
     @Option(
         name: .customLong("backend"),
         help: ArgumentHelp(
-            "Where accounts are kept: sqlite (a file in the data directory, works everywhere) or keychain (the OS keyring).",
-            discussion: "Defaults to $COFFER_BACKEND, else the backend recorded in the data directory by coffer migrate, else sqlite.",
-            valueName: "sqlite|keychain"))
+            "Where accounts are kept: sqlite (a file in the data directory, works everywhere), keychain (the OS keyring) or postgres.",
+            discussion: """
+                Defaults to $COFFER_BACKEND, else the backend recorded in the data directory by coffer migrate, else sqlite. \
+                postgres reads the database URL from $COFFER_DATABASE_URL, the key-encryption key from the file \
+                $COFFER_DATABASE_KEK (default keys/postgres.kek in the data directory; 'keyring' for the OS keyring), \
+                and whose accounts from $COFFER_OWNER (default your login name).
+                """,
+            valueName: "sqlite|keychain|postgres"))
     var explicitBackend: AuthenticatorBackend?
 
     /// The file in the data directory that records where accounts are kept, written by
@@ -33,7 +44,7 @@ struct AuthenticatorOptions: ParsableArguments {
         if let explicitBackend { return explicitBackend }
         if let variable = ProcessInfo.processInfo.environment["COFFER_BACKEND"], !variable.isEmpty {
             guard let backend = AuthenticatorBackend(rawValue: variable) else {
-                throw CommandFailure("COFFER_BACKEND is '\(variable)'; for accounts it must be sqlite or keychain "
+                throw CommandFailure("COFFER_BACKEND is '\(variable)'; for accounts it must be \(AuthenticatorBackend.names) "
                     + "(coffer store reads COFFER_STORE_BACKEND)")
             }
             return backend
@@ -46,7 +57,7 @@ struct AuthenticatorOptions: ParsableArguments {
         let record = RecordFile(directory.appendingPathComponent(backendRecord))
         guard let text = try record.read() else { return nil }
         guard let backend = AuthenticatorBackend(rawValue: text) else {
-            throw CommandFailure("\(record.path) does not say sqlite or keychain; put one of them in it, or remove it")
+            throw CommandFailure("\(record.path) does not say \(AuthenticatorBackend.names); put one of them in it, or remove it")
         }
         return backend
     }
@@ -61,6 +72,7 @@ struct AuthenticatorOptions: ParsableArguments {
         switch try backend() {
         case .sqlite: DefaultAuthenticatorStorage.databaseURL(in: data.directory).path
         case .keychain: "the OS keyring (service org.coffer.authenticator.*)"
+        case .postgres: "the PostgreSQL database \(try PostgresBackend.url()) (owner \(PostgresBackend.owner()))"
         }
     }
 
@@ -77,6 +89,7 @@ struct AuthenticatorOptions: ParsableArguments {
                 throw CommandFailure("\(error.errorDescription ?? "\(error)") \(KeyringAdvice.move)")
             }
         case .keychain: storage = try KeychainStorageClient.make(logger: logger)
+        case .postgres: storage = try PostgresBackend.open(directory: data.directory, logger: logger)
         }
         return (AuthenticatorClient(storage: storage, logger: logger), storage)
     }

@@ -1,0 +1,353 @@
+import CofferAuthenticator
+import CofferStorage
+import Foundation
+import PostgresNIO
+
+extension PostgresStorageClient {
+    // MARK: - Accounts
+
+    /// Stores the account, or updates the stored one with the same issuer and account name.
+    public func save(_ account: Account) async throws {
+        try await execute("save an account", Self.upsert(account, owner: owner))
+    }
+
+    /// Removes the account. One that still owns mechanisms is refused
+    /// (``StorageClientError/stillOwnsRecords(what:count:)``) unless `withItsRecords`: then it
+    /// is removed with its mechanisms and their notifications in one transaction, provided every
+    /// one of them can be read. Returns whether there was such an account.
+    @discardableResult
+    public func delete(_ account: Account, withItsRecords: Bool = false) async throws -> Bool {
+        let owner = self.owner, what = "The account \(account.issuer): \(account.accountName)"
+        if withItsRecords {
+            return try await transaction("remove an account with its records") { connection in
+                // Locking the account row first makes a mechanism being added to it wait (its
+                // foreign key check needs the row): nothing joins what is being removed.
+                let found = try await connection.rows("""
+                    SELECT 1 FROM coffer_accounts WHERE owner = \(owner) AND issuer = \(account.issuer)
+                    AND account_name = \(account.accountName) FOR UPDATE
+                    """, logger: self.database.logger)
+                guard !found.isEmpty else { return false }
+                let uuids = try await self.lockReadable(mechanisms: """
+                    \(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND issuer = \(account.issuer)
+                    AND account_name = \(account.accountName) FOR UPDATE
+                    """, what: what, on: connection)
+                try await self.deleteLocked(mechanisms: uuids, on: connection)
+                try await connection.rows("""
+                    DELETE FROM coffer_accounts WHERE owner = \(owner) AND issuer = \(account.issuer) AND account_name = \(account.accountName)
+                    """, logger: self.database.logger)
+                return true
+            }
+        }
+        let deleted = try await execute("remove an account", """
+            DELETE FROM coffer_accounts a WHERE owner = \(owner) AND issuer = \(account.issuer) AND account_name = \(account.accountName)
+            AND NOT EXISTS (SELECT 1 FROM coffer_mechanisms m WHERE m.owner = a.owner AND m.issuer = a.issuer AND m.account_name = a.account_name)
+            RETURNING 1
+            """)
+        if !deleted.isEmpty { return true }
+        let owned = try await count("""
+            SELECT count(*) FROM coffer_mechanisms WHERE owner = \(owner) AND issuer = \(account.issuer) AND account_name = \(account.accountName)
+            """)
+        if owned > 0 { throw StorageClientError.stillOwnsRecords(what: what, count: owned) }
+        return false
+    }
+
+    // MARK: - Mechanisms
+
+    /// Stores a new mechanism (and its account, with no display details, when there is none),
+    /// never replacing anything: a mechanism with its UUID, or one of its type for its account,
+    /// readable or not, makes it fail with ``StorageClientError/uuidTaken(uuid:)`` or
+    /// ``StorageClientError/mechanismExists(issuer:accountName:type:)``, writing nothing.
+    public func insert(_ mechanism: Mechanism) async throws {
+        try await write([mechanism], insertOnly: true, operation: "add a mechanism")
+    }
+
+    /// Stores the mechanism: a new one, or an update of the stored one with the same UUID,
+    /// account and type. A clash with any other object fails as ``insert(_:)`` does.
+    public func save(_ mechanism: Mechanism) async throws {
+        try await write([mechanism], insertOnly: false, operation: "save a mechanism")
+    }
+
+    /// Removes the mechanism. One that still owns notifications is refused unless
+    /// `withItsNotifications`: then they go with it, in one transaction, provided every one can
+    /// be read. Returns whether there was such a mechanism.
+    @discardableResult
+    public func delete(_ mechanism: Mechanism, withItsNotifications: Bool = false) async throws -> Bool {
+        let owner = self.owner, uuid = mechanism.mechanismUUID, what = "The mechanism \(uuid)"
+        if withItsNotifications {
+            return try await transaction("remove a mechanism with its notifications") { connection in
+                let uuids = try await self.lockReadable(mechanisms: """
+                    \(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid) FOR UPDATE
+                    """, what: what, on: connection)
+                try await self.deleteLocked(mechanisms: uuids, on: connection)
+                return !uuids.isEmpty
+            }
+        }
+        let deleted = try await execute("remove a mechanism", """
+            DELETE FROM coffer_mechanisms m WHERE owner = \(owner) AND mechanism_uuid = \(uuid)
+            AND NOT EXISTS (SELECT 1 FROM coffer_notifications n WHERE n.owner = m.owner AND n.mechanism_uuid = m.mechanism_uuid)
+            RETURNING 1
+            """)
+        if !deleted.isEmpty { return true }
+        let owned = try await count("SELECT count(*) FROM coffer_notifications WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
+        if owned > 0 { throw StorageClientError.stillOwnsRecords(what: what, count: owned) }
+        return false
+    }
+
+    /// Claims the next value of a HOTP counter: stores the counter plus one and returns the
+    /// mechanism as it was, whose `counter` is the value to compute the code with.
+    ///
+    /// A compare-and-swap in one statement (`UPDATE … WHERE counter = old AND secret = old
+    /// RETURNING`), retried when another caller moved the counter first: no two callers, on any
+    /// instance, ever get the same value, and none is skipped.
+    public func advanceCounter(of uuid: String) async throws -> Mechanism {
+        let owner = self.owner
+        while true {
+            let rows = try await query("read a HOTP counter", "\(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
+            guard let row = rows.first else { throw StorageClientError.mechanismNotFound(uuid: uuid) }
+            let record = try MechanismRecord(row, owner: owner)
+            let fields = record.sealedFields(owner: owner)
+            let current = try record.mechanism(owner: owner, checked(fields, await sealer.opening(fields)))
+            var advanced = current
+            advanced.counter = try current.nextCounter()
+            let secret = try await sealing([(advanced.secret, OwnerBinding.secret(owner, advanced))])[0]
+            let swapped = try await execute("advance a HOTP counter", """
+                UPDATE coffer_mechanisms SET counter = \(Int64(bitPattern: advanced.counter)), secret = \(secret)
+                WHERE owner = \(owner) AND mechanism_uuid = \(uuid) AND counter = \(record.counter) AND secret = \(record.secret)
+                RETURNING counter
+                """)
+            if !swapped.isEmpty { return current }
+        }
+    }
+
+    // MARK: - Notifications
+
+    /// Stores the notification, or updates the stored one with the same message id for the same
+    /// mechanism. Its mechanism must be stored (``StorageClientError/mechanismNotFound(uuid:)``).
+    public func save(_ notification: PushNotification) async throws {
+        let challenge = try await sealing([(notification.challenge, OwnerBinding.challenge(
+            owner, mechanism: notification.mechanismUUID, messageId: notification.messageId))])[0]
+        do {
+            try await execute("save a notification", try Self.upsert(notification, challenge: challenge, owner: owner))
+        } catch let error as PostgresStorageError where error.sqlState == "23503" {
+            throw StorageClientError.mechanismNotFound(uuid: notification.mechanismUUID)
+        }
+    }
+
+    /// Removes the notification; returns whether it was stored.
+    @discardableResult
+    public func delete(_ notification: PushNotification) async throws -> Bool {
+        try await !execute("remove a notification", """
+            DELETE FROM coffer_notifications WHERE owner = \(owner) AND mechanism_uuid = \(notification.mechanismUUID)
+            AND message_id = \(notification.messageId) RETURNING 1
+            """).isEmpty
+    }
+
+    // MARK: - Push device token
+
+    /// Stores the owner's push device token, replacing the previous one.
+    public func save(_ token: PushDeviceToken) async throws {
+        try await execute("save the push device token", """
+            INSERT INTO coffer_push_tokens (owner, token_id, time_added) VALUES (\(owner), \(token.tokenId), \(token.timeAdded.timeIntervalSinceReferenceDate))
+            ON CONFLICT (owner) DO UPDATE SET token_id = excluded.token_id, time_added = excluded.time_added
+            """)
+    }
+
+    /// Removes the owner's push device token; returns whether there was one.
+    @discardableResult
+    public func deletePushDeviceToken() async throws -> Bool {
+        try await !execute("remove the push device token", "DELETE FROM coffer_push_tokens WHERE owner = \(owner) RETURNING 1").isEmpty
+    }
+
+    // MARK: - Many records at once
+
+    /// Writes many records in one transaction: all of them or none, and the error says why.
+    /// Each is written as ``save(_:)-(Account)``, ``save(_:)-(Mechanism)`` and
+    /// ``save(_:)-(PushNotification)`` would write it; accounts first, then mechanisms, then
+    /// notifications. For imports and migrations.
+    public func saveAll(accounts: [Account] = [], mechanisms: [Mechanism] = [], notifications: [PushNotification] = []) async throws {
+        let owner = self.owner
+        let secrets = try await seal(mechanisms)
+        let challenges = try await sealing(notifications.map {
+            ($0.challenge, OwnerBinding.challenge(owner, mechanism: $0.mechanismUUID, messageId: $0.messageId))
+        })
+        try await writeMechanisms(secrets, insertOnly: false, operation: "save many records") { connection in
+            for account in accounts { try await connection.rows(Self.upsert(account, owner: owner), logger: self.database.logger) }
+        } after: { connection in
+            for (notification, challenge) in zip(notifications, challenges) {
+                try await connection.rows(try Self.upsert(notification, challenge: challenge, owner: owner), logger: self.database.logger)
+            }
+        }
+    }
+
+    // MARK: - Writing rows
+
+    /// Seals fields; the database failing to give the key is thrown as the database's error.
+    func sealing(_ fields: [(text: String, field: String)]) async throws -> [Data] {
+        do {
+            return try await sealer.sealing(fields)
+        } catch {
+            throw PostgresStorageError.databaseCause(of: error) ?? error
+        }
+    }
+
+    /// A mechanism with its secret and challenge sealed.
+    struct SealedMechanism: Sendable {
+        let mechanism: Mechanism
+        let secret: Data
+        let challenge: Data?
+    }
+
+    /// Seals the mechanisms' fields (one key lookup for them all).
+    func seal(_ mechanisms: [Mechanism]) async throws -> [SealedMechanism] {
+        var fields: [(text: String, field: String)] = []
+        for mechanism in mechanisms {
+            fields.append((mechanism.secret, OwnerBinding.secret(owner, mechanism)))
+            if let challenge = mechanism.challenge { fields.append((challenge, OwnerBinding.challenge(owner, mechanism: mechanism.mechanismUUID))) }
+        }
+        var sealed = try await sealing(fields)[...]
+        return mechanisms.map { mechanism in
+            let secret = sealed.removeFirst()
+            return SealedMechanism(mechanism: mechanism, secret: secret, challenge: mechanism.challenge.map { _ in sealed.removeFirst() })
+        }
+    }
+
+    private func write(_ mechanisms: [Mechanism], insertOnly: Bool, operation: String) async throws {
+        try await writeMechanisms(try await seal(mechanisms), insertOnly: insertOnly, operation: operation)
+    }
+
+    /// Writes sealed mechanisms (creating missing accounts) in one transaction, with `before` and
+    /// `after` in the same transaction. A clash is reported as the object it clashes with.
+    private func writeMechanisms(
+        _ sealed: [SealedMechanism], insertOnly: Bool, operation: String,
+        before: @escaping @Sendable (PostgresConnection) async throws -> Void = { _ in },
+        after: @escaping @Sendable (PostgresConnection) async throws -> Void = { _ in }
+    ) async throws {
+        let owner = self.owner, logger = database.logger
+        do {
+            try await transaction(operation) { connection in
+                try await before(connection)
+                for item in sealed {
+                    let mechanism = item.mechanism
+                    try await connection.rows("""
+                        INSERT INTO coffer_accounts (owner, issuer, account_name, time_added, is_locked)
+                        VALUES (\(owner), \(mechanism.issuer), \(mechanism.accountName), \(mechanism.timeAdded.timeIntervalSinceReferenceDate), false)
+                        ON CONFLICT (owner, issuer, account_name) DO NOTHING
+                        """, logger: logger)
+                    let written = try await connection.rows(try Self.insert(item, owner: owner, insertOnly: insertOnly), logger: logger)
+                    // The update's WHERE did not hold: the UUID belongs to another account or type.
+                    if written.isEmpty { throw StorageClientError.uuidTaken(uuid: mechanism.mechanismUUID) }
+                }
+                try await after(connection)
+            }
+        } catch let error as PostgresStorageError where error.sqlState == "23505" {
+            // A unique constraint: find which object, now that the transaction is rolled back.
+            for item in sealed {
+                if let clash = try await clash(for: item.mechanism) { throw clash }
+            }
+            throw error
+        } catch let error as PostgresStorageError where error.sqlState == "23503" {
+            // A notification whose mechanism is not stored (in saveAll).
+            throw StorageClientError.failed(operation: operation, cause: error)
+        }
+    }
+
+    /// Which stored row `mechanism` clashes with, if any.
+    private func clash(for mechanism: Mechanism) async throws -> StorageClientError? {
+        let rows = try await query("find a clashing mechanism", """
+            SELECT EXISTS (SELECT 1 FROM coffer_mechanisms WHERE owner = \(owner) AND issuer = \(mechanism.issuer)
+                           AND account_name = \(mechanism.accountName) AND type = \(mechanism.type.rawValue)
+                           AND mechanism_uuid <> \(mechanism.mechanismUUID)),
+                   EXISTS (SELECT 1 FROM coffer_mechanisms WHERE owner = \(owner) AND mechanism_uuid = \(mechanism.mechanismUUID))
+            """)
+        guard let (sameType, taken) = try rows.first?.decode((Bool, Bool).self) else { return nil }
+        if sameType { return .mechanismExists(issuer: mechanism.issuer, accountName: mechanism.accountName, type: mechanism.type) }
+        return taken ? .uuidTaken(uuid: mechanism.mechanismUUID) : nil
+    }
+
+    /// Locks the mechanisms `query` selects and their notifications, and opens every sealed
+    /// field; throws ``StorageClientError/stillOwnsRecords(what:count:)`` when any cannot be
+    /// read (so nothing unseen is deleted). Returns the mechanisms' UUIDs.
+    private func lockReadable(mechanisms query: PostgresQuery, what: String, on connection: PostgresConnection) async throws -> [String] {
+        let owner = self.owner, logger = database.logger
+        let rows = try await connection.rows(query, logger: logger)
+        let records = rows.compactMap { try? MechanismRecord($0, owner: owner) }
+        // Every mechanism row, decodable or not, by its key column alone.
+        let uuids = rows.compactMap { try? $0.makeRandomAccess()[0].decode(String.self) }
+        let notificationRows = try await connection.rows("""
+            \(unescaped: NotificationRecord.select)WHERE owner = \(owner) AND mechanism_uuid = ANY(\(uuids)) FOR UPDATE
+            """, logger: logger)
+        let notifications = notificationRows.compactMap { try? NotificationRecord($0, owner: owner) }
+        let fields = records.flatMap { $0.sealedFields(owner: owner) } + notifications.map { ($0.sealedChallenge, $0.field(owner: owner)) }
+        let opened = await sealer.opening(fields)
+        _ = try checked(fields, opened)  // the database failing is not a record being unreadable
+        let unreadable = (rows.count - records.count) + (notificationRows.count - notifications.count)
+            + opened.filter { if case .failure = $0 { true } else { false } }.count
+        if unreadable > 0 || uuids.count != rows.count { throw StorageClientError.stillOwnsRecords(what: what, count: max(unreadable, 1)) }
+        return uuids
+    }
+
+    /// Deletes locked mechanisms and their notifications.
+    private func deleteLocked(mechanisms uuids: [String], on connection: PostgresConnection) async throws {
+        try await connection.rows("DELETE FROM coffer_notifications WHERE owner = \(owner) AND mechanism_uuid = ANY(\(uuids))", logger: database.logger)
+        try await connection.rows("DELETE FROM coffer_mechanisms WHERE owner = \(owner) AND mechanism_uuid = ANY(\(uuids))", logger: database.logger)
+    }
+
+    private func count(_ query: PostgresQuery) async throws -> Int {
+        try await self.query("count records", query).first?.decode(Int.self) ?? 0
+    }
+
+    // MARK: - Statements
+
+    static func upsert(_ account: Account, owner: String) -> PostgresQuery {
+        """
+        INSERT INTO coffer_accounts (owner, issuer, account_name, display_issuer, display_account_name, image_url, background_color,
+                                     time_added, policies, locking_policy, is_locked)
+        VALUES (\(owner), \(account.issuer), \(account.accountName), \(account.displayIssuer), \(account.displayAccountName),
+                \(account.imageURL), \(account.backgroundColor), \(account.timeAdded.timeIntervalSinceReferenceDate),
+                \(account.policies), \(account.lockingPolicy), \(account.isLocked))
+        ON CONFLICT (owner, issuer, account_name) DO UPDATE SET
+            display_issuer = excluded.display_issuer, display_account_name = excluded.display_account_name,
+            image_url = excluded.image_url, background_color = excluded.background_color, time_added = excluded.time_added,
+            policies = excluded.policies, locking_policy = excluded.locking_policy, is_locked = excluded.is_locked
+        """
+    }
+
+    static func insert(_ sealed: SealedMechanism, owner: String, insertOnly: Bool) throws -> PostgresQuery {
+        let mechanism = sealed.mechanism
+        let update = insertOnly ? "" : """
+             ON CONFLICT (owner, mechanism_uuid) DO UPDATE SET
+                secret = excluded.secret, algorithm = excluded.algorithm, digits = excluded.digits, period = excluded.period,
+                counter = excluded.counter, uid = excluded.uid, resource_id = excluded.resource_id, time_added = excluded.time_added,
+                registration_endpoint = excluded.registration_endpoint, authentication_endpoint = excluded.authentication_endpoint,
+                message_id = excluded.message_id, challenge = excluded.challenge
+             WHERE coffer_mechanisms.issuer = excluded.issuer AND coffer_mechanisms.account_name = excluded.account_name
+               AND coffer_mechanisms.type = excluded.type
+            """
+        return try """
+            INSERT INTO coffer_mechanisms (owner, mechanism_uuid, issuer, account_name, type, secret, algorithm, digits, period, counter,
+                uid, resource_id, time_added, registration_endpoint, authentication_endpoint, message_id, challenge)
+            VALUES (\(owner), \(mechanism.mechanismUUID), \(mechanism.issuer), \(mechanism.accountName), \(mechanism.type.rawValue),
+                \(sealed.secret), \(mechanism.algorithm.rawValue), \(mechanism.digits), \(mechanism.period),
+                \(Int64(bitPattern: mechanism.counter)), \(mechanism.uid), \(mechanism.resourceId),
+                \(mechanism.timeAdded.timeIntervalSinceReferenceDate), \(mechanism.registrationEndpoint?.absoluteString),
+                \(mechanism.authenticationEndpoint?.absoluteString), \(mechanism.messageId), \(sealed.challenge))
+            \(unescaped: update) RETURNING 1
+            """
+    }
+
+    static func upsert(_ notification: PushNotification, challenge: Data, owner: String) throws -> PostgresQuery {
+        try """
+        INSERT INTO coffer_notifications (owner, mechanism_uuid, message_id, challenge, ttl, time_added, pending, approved,
+            load_balance_key, message, custom_payload, numbers_challenge, context_info, push_type)
+        VALUES (\(owner), \(notification.mechanismUUID), \(notification.messageId), \(challenge), \(notification.ttl),
+            \(notification.timeAdded.timeIntervalSinceReferenceDate), \(notification.pending), \(notification.approved),
+            \(notification.loadBalanceKey), \(notification.message), \(notification.customPayload),
+            \(notification.numbersChallenge), \(notification.contextInfo), \(notification.pushType))
+        ON CONFLICT (owner, mechanism_uuid, message_id) DO UPDATE SET
+            challenge = excluded.challenge, ttl = excluded.ttl, time_added = excluded.time_added, pending = excluded.pending,
+            approved = excluded.approved, load_balance_key = excluded.load_balance_key, message = excluded.message,
+            custom_payload = excluded.custom_payload, numbers_challenge = excluded.numbers_challenge,
+            context_info = excluded.context_info, push_type = excluded.push_type
+        """
+    }
+}

@@ -1,0 +1,60 @@
+import CofferAuthenticator
+import CofferPostgres
+import Foundation
+
+extension DoctorCommand {
+    /// The postgres backend's checks, when it is configured (`COFFER_DATABASE_URL` set): the
+    /// URL, the key-encryption key, the connection, the schema version, the key ring, and every
+    /// record of the owner read and opened.
+    func checkPostgres(_ report: (Outcome, String, String) -> Void) {
+        guard let text = ProcessInfo.processInfo.environment["COFFER_DATABASE_URL"], !text.isEmpty else {
+            report(.note, "postgres", "not configured (set COFFER_DATABASE_URL to use --backend postgres)")
+            return
+        }
+        let url: PostgresConnectionURL, kek: KeyEncryptionKey
+        do {
+            url = try PostgresConnectionURL(text)
+            report(.ok, "postgres URL", "\(url)")
+        } catch {
+            return report(.fail, "postgres URL", error.localizedDescription)
+        }
+        do {
+            kek = try PostgresBackend.kek(in: data.directory)
+            report(.ok, "postgres key-encryption key", "\(PostgresBackend.kekLocation(in: data.directory)), fingerprint \(kek.fingerprint)")
+        } catch {
+            return report(.fail, "postgres key-encryption key", error.localizedDescription)
+        }
+        do {
+            var options = PostgresDatabase.Configuration.Options()
+            options.listensForChanges = false
+            options.operationTimeout = .seconds(5)
+            let database = try PostgresDatabase(configuration: .init(url: url, keyEncryptionKey: kek, options: options))
+            Task.detached { try? await database.run() }
+            let version = try SyncBridge.run { try await database.schemaVersion() }
+            report(.ok, "postgres connection", "the server answers")
+            switch version.database {
+            case version.known: report(.ok, "postgres schema", "version \(version.database), this Coffer's")
+            case 0: report(.note, "postgres schema", "not created yet: the first command creates it")
+            case ..<version.known: report(.note, "postgres schema", "version \(version.database); the next command migrates it to \(version.known)")
+            default: report(.fail, "postgres schema", "version \(version.database), newer than this Coffer knows (\(version.known)): upgrade Coffer")
+            }
+            guard version.database == version.known else { return }
+            let key = try SyncBridge.run { try await database.keys.primaryKey(for: PostgresStorageClient.defaultKeyAlias) }
+            report(key == nil ? .note : .ok, "postgres key ring",
+                   key.map { "key \($0.id) of \(PostgresStorageClient.defaultKeyAlias) opens with this key-encryption key" }
+                       ?? "no key yet: the first coffer add makes one")
+            let client = PostgresStorageClient(database: database, owner: PostgresBackend.owner())
+            let accounts = try SyncBridge.run {
+                let accounts = try await client.allAccounts()
+                for account in accounts { _ = try await client.mechanisms(of: account) }
+                _ = try await client.allNotifications()
+                return accounts.count
+            }
+            let unreadable = client.unreadableRecords
+            report(unreadable.isEmpty ? .ok : .fail, "postgres accounts", "\(accounts) account(s) of owner \(client.owner)" + (unreadable.isEmpty ? ""
+                : ", \(client.unreadableRecordCount) stored record(s) cannot be read, left as they are: \(unreadable.prefix(3).joined(separator: "; "))"))
+        } catch {
+            report(.fail, "postgres", error.localizedDescription)
+        }
+    }
+}
