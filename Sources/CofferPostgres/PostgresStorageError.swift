@@ -24,6 +24,9 @@ public struct PostgresStorageError: Error, Sendable {
         public static let invalidConfiguration = Code("invalidConfiguration")
         /// The server refused a statement (a constraint, a permission); see ``sqlState``.
         public static let server = Code("server")
+        /// Another instance rotated the key ring each time a write sealed and tried again;
+        /// nothing was written.
+        public static let keyRingRotating = Code("keyRingRotating")
     }
 
     public let code: Code
@@ -67,7 +70,7 @@ public struct PostgresStorageError: Error, Sendable {
                                             sqlState: state, underlying: error)
             case .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown, .queryCancelled:
                 return PostgresStorageError(.unavailable, "The database could not \(operation): the connection failed or was closed "
-                    + "(\(psql.code)). Check that the server is running and reachable; nothing was half-written.", underlying: error)
+                    + "(\(psql.code)). Check that the server is running and reachable. A write is one transaction: it took effect whole or not at all.", underlying: error)
             default:
                 return PostgresStorageError(.server, "The database could not \(operation) (\(psql.code)).", underlying: error)
             }

@@ -167,6 +167,50 @@ struct PostgresStorageClientTests {
         #expect(try await TestPostgres.psql(url, "SELECT count(*) FROM coffer_accounts") == "1", "no account made for refused writes")
     }
 
+    @Test("a rotation on one instance is used by another's next write of every kind, though it heard of none; old secrets still open")
+    func rotationOnNextWrite() async throws {
+        let url = try await TestPostgres.freshDatabase()
+        try await TestPostgres.running(try TestPostgres.database(url)) { first in
+            let deaf = try TestPostgres.database(url) { $0.listensForChanges = false; $0.keyCacheLifetime = .seconds(3600) }
+            try await TestPostgres.running(deaf) { second in
+                let rotating = PostgresStorageClient(database: first, owner: "alice")
+                let client = PostgresStorageClient(database: second, owner: "alice")
+                let old = totp("Old", "alice")
+                try await client.insert(old)
+                let hotp = Mechanism(issuer: "Bank", accountName: "alice", type: .hotp, secret: secret)
+                try await client.insert(hotp)
+                let push = Mechanism(issuer: "Push", accountName: "alice", type: .push, secret: secret, challenge: "Y2hhbGxlbmdl")
+                try await client.insert(push)
+                func keyIDs(_ table: String, _ column: String) async throws -> String {
+                    try await TestPostgres.psql(url, "SELECT string_agg(DISTINCT get_byte(\(column), 8)::text, ',') FROM \(table)")
+                }
+                #expect(try await keyIDs("coffer_mechanisms", "secret") == "1")
+
+                // Each kind of write, after a rotation the writing instance was not told of.
+                func rotated() async throws -> Int { Int(try await first.keys.rotateKey(for: rotating.keyAlias).id) }
+                var newest = try await rotated()
+                try await client.insert(totp("New", "alice"))
+                #expect(try await TestPostgres.psql(url, "SELECT get_byte(secret, 8) FROM coffer_mechanisms WHERE issuer = 'New'") == "\(newest)")
+                newest = try await rotated()
+                _ = try await client.advanceCounter(of: hotp.mechanismUUID)
+                #expect(try await TestPostgres.psql(url, "SELECT get_byte(secret, 8) FROM coffer_mechanisms WHERE issuer = 'Bank'") == "\(newest)")
+                newest = try await rotated()
+                try await client.save(PushNotification(messageId: "m1", mechanismUUID: push.mechanismUUID, challenge: "Y2hhbGxlbmdl"))
+                #expect(try await keyIDs("coffer_notifications", "challenge") == "\(newest)")
+                newest = try await rotated()
+                try await client.saveAll(mechanisms: [totp("Batch", "alice")],
+                                         notifications: [PushNotification(messageId: "m2", mechanismUUID: push.mechanismUUID, challenge: "Y2hhbGxlbmdl")])
+                #expect(try await TestPostgres.psql(url, "SELECT get_byte(secret, 8) FROM coffer_mechanisms WHERE issuer = 'Batch'") == "\(newest)")
+                #expect(try await TestPostgres.psql(url, "SELECT get_byte(challenge, 8) FROM coffer_notifications WHERE message_id = 'm2'") == "\(newest)")
+
+                // Sealed under key 1, still opened; nothing became unreadable.
+                #expect(try await client.mechanism(uuid: old.mechanismUUID)?.secret == secret)
+                #expect(try await rotating.allNotifications().count == 2)
+                #expect(client.unreadableRecordCount == 0 && rotating.unreadableRecordCount == 0)
+            }
+        }
+    }
+
     @Test("many records at once: all or none")
     func saveAll() async throws {
         try await TestPostgres.withDatabase { database, url in

@@ -113,9 +113,12 @@ extension PostgresStorageClient {
             let swapped = try await execute("advance a HOTP counter", """
                 UPDATE coffer_mechanisms SET counter = \(Int64(bitPattern: advanced.counter)), secret = \(secret)
                 WHERE owner = \(owner) AND mechanism_uuid = \(uuid) AND counter = \(record.counter) AND secret = \(record.secret)
+                AND (SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(keyAlias)) = \(Int(try KeyRingCheck.keyID(of: secret)))
                 RETURNING counter
                 """)
             if !swapped.isEmpty { return current }
+            // Another caller moved the counter first, or the key ring has a newer key: read again.
+            database.keys.forgetPrimary(keyAlias)
         }
     }
 
@@ -124,12 +127,15 @@ extension PostgresStorageClient {
     /// Stores the notification, or updates the stored one with the same message id for the same
     /// mechanism. Its mechanism must be stored (``StorageClientError/mechanismNotFound(uuid:)``).
     public func save(_ notification: PushNotification) async throws {
-        let challenge = try await sealing([(notification.challenge, OwnerBinding.challenge(
-            owner, mechanism: notification.mechanismUUID, messageId: notification.messageId))])[0]
-        do {
-            try await execute("save a notification", try Self.upsert(notification, challenge: challenge, owner: owner))
-        } catch let error as PostgresStorageError where error.sqlState == "23503" {
-            throw StorageClientError.mechanismNotFound(uuid: notification.mechanismUUID)
+        try await KeyRingCheck.retrying(alias: keyAlias, keys: database.keys, during: "save a notification") {
+            let challenge = try await sealing([(notification.challenge, OwnerBinding.challenge(
+                owner, mechanism: notification.mechanismUUID, messageId: notification.messageId))])[0]
+            do {
+                let saved = try await execute("save a notification", try Self.upsert(notification, challenge: challenge, owner: owner, keyAlias: keyAlias))
+                guard !saved.isEmpty else { throw KeyRingCheck.stale }
+            } catch let error as PostgresStorageError where error.sqlState == "23503" {
+                throw StorageClientError.mechanismNotFound(uuid: notification.mechanismUUID)
+            }
         }
     }
 
@@ -165,16 +171,20 @@ extension PostgresStorageClient {
     /// ``save(_:)-(PushNotification)`` would write it; accounts first, then mechanisms, then
     /// notifications. For imports and migrations.
     public func saveAll(accounts: [Account] = [], mechanisms: [Mechanism] = [], notifications: [PushNotification] = []) async throws {
-        let owner = self.owner
-        let secrets = try await seal(mechanisms)
-        let challenges = try await sealing(notifications.map {
-            ($0.challenge, OwnerBinding.challenge(owner, mechanism: $0.mechanismUUID, messageId: $0.messageId))
-        })
-        try await writeMechanisms(secrets, insertOnly: false, operation: "save many records") { connection in
-            for account in accounts { try await connection.rows(Self.upsert(account, owner: owner), logger: self.database.logger) }
-        } after: { connection in
-            for (notification, challenge) in zip(notifications, challenges) {
-                try await connection.rows(try Self.upsert(notification, challenge: challenge, owner: owner), logger: self.database.logger)
+        let owner = self.owner, keyAlias = self.keyAlias
+        try await KeyRingCheck.retrying(alias: keyAlias, keys: database.keys, during: "save many records") {
+            let secrets = try await seal(mechanisms)
+            let challenges = try await sealing(notifications.map {
+                ($0.challenge, OwnerBinding.challenge(owner, mechanism: $0.mechanismUUID, messageId: $0.messageId))
+            })
+            try await writeMechanisms(secrets, alsoSealed: challenges, insertOnly: false, operation: "save many records") { connection in
+                for account in accounts { try await connection.rows(Self.upsert(account, owner: owner), logger: self.database.logger) }
+            } after: { connection in
+                for (notification, challenge) in zip(notifications, challenges) {
+                    let saved = try await connection.rows(try Self.upsert(notification, challenge: challenge, owner: owner, keyAlias: keyAlias),
+                                                          logger: self.database.logger)
+                    guard !saved.isEmpty else { throw KeyRingCheck.stale }  // rotated since the check above
+                }
             }
         }
     }
@@ -212,19 +222,24 @@ extension PostgresStorageClient {
     }
 
     private func write(_ mechanisms: [Mechanism], insertOnly: Bool, operation: String) async throws {
-        try await writeMechanisms(try await seal(mechanisms), insertOnly: insertOnly, operation: operation)
+        try await KeyRingCheck.retrying(alias: keyAlias, keys: database.keys, during: operation) {
+            try await writeMechanisms(try await seal(mechanisms), insertOnly: insertOnly, operation: operation)
+        }
     }
 
     /// Writes sealed mechanisms (creating missing accounts) in one transaction, with `before` and
-    /// `after` in the same transaction. A clash is reported as the object it clashes with.
+    /// `after` in the same transaction, provided every sealed field (and `alsoSealed`) is under
+    /// the newest key (``KeyRingCheck``). A clash is reported as the object it clashes with.
     private func writeMechanisms(
-        _ sealed: [SealedMechanism], insertOnly: Bool, operation: String,
+        _ sealed: [SealedMechanism], alsoSealed: [Data] = [], insertOnly: Bool, operation: String,
         before: @escaping @Sendable (PostgresConnection) async throws -> Void = { _ in },
         after: @escaping @Sendable (PostgresConnection) async throws -> Void = { _ in }
     ) async throws {
-        let owner = self.owner, logger = database.logger
+        let owner = self.owner, logger = database.logger, keyAlias = self.keyAlias
+        let fields = sealed.flatMap { [$0.secret] + ($0.challenge.map { [$0] } ?? []) } + alsoSealed
         do {
             try await transaction(operation) { connection in
+                try await KeyRingCheck.require(fields, alias: keyAlias, on: connection, logger: logger)
                 try await before(connection)
                 for item in sealed {
                     let mechanism = item.mechanism
@@ -335,19 +350,23 @@ extension PostgresStorageClient {
             """
     }
 
-    static func upsert(_ notification: PushNotification, challenge: Data, owner: String) throws -> PostgresQuery {
+    /// Stores the notification only if `challenge` is sealed under the newest key of `keyAlias`
+    /// (no row returned otherwise).
+    static func upsert(_ notification: PushNotification, challenge: Data, owner: String, keyAlias: String) throws -> PostgresQuery {
         try """
         INSERT INTO coffer_notifications (owner, mechanism_uuid, message_id, challenge, ttl, time_added, pending, approved,
             load_balance_key, message, custom_payload, numbers_challenge, context_info, push_type)
-        VALUES (\(owner), \(notification.mechanismUUID), \(notification.messageId), \(challenge), \(notification.ttl),
+        SELECT \(owner), \(notification.mechanismUUID), \(notification.messageId), \(challenge), \(notification.ttl),
             \(notification.timeAdded.timeIntervalSinceReferenceDate), \(notification.pending), \(notification.approved),
             \(notification.loadBalanceKey), \(notification.message), \(notification.customPayload),
-            \(notification.numbersChallenge), \(notification.contextInfo), \(notification.pushType))
+            \(notification.numbersChallenge), \(notification.contextInfo), \(notification.pushType)
+        WHERE (SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(keyAlias)) = \(Int(try KeyRingCheck.keyID(of: challenge)))
         ON CONFLICT (owner, mechanism_uuid, message_id) DO UPDATE SET
             challenge = excluded.challenge, ttl = excluded.ttl, time_added = excluded.time_added, pending = excluded.pending,
             approved = excluded.approved, load_balance_key = excluded.load_balance_key, message = excluded.message,
             custom_payload = excluded.custom_payload, numbers_challenge = excluded.numbers_challenge,
             context_info = excluded.context_info, push_type = excluded.push_type
+        RETURNING 1
         """
     }
 }

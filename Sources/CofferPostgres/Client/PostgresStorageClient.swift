@@ -45,6 +45,8 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
     public let owner: String
     /// The database.
     public let database: PostgresDatabase
+    /// The key ring in `coffer_keys` that seals the secrets.
+    public let keyAlias: String
     let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
 
@@ -58,6 +60,7 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
                 logger: Logger = Logger(label: "org.coffer.postgres.authenticator")) {
         self.owner = owner
         self.database = database
+        self.keyAlias = keyAlias
         sealer = FieldSealer(encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: database.keys))
         diagnostics = ClientDiagnostics(logger: logger, store: "PostgreSQL")
     }

@@ -2,6 +2,7 @@ import CofferStorage
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The ``Storage`` protocol on PostgreSQL: one sealed value per (namespace, key), for example
 /// one token set per user session of a backend-for-frontend, shared by every instance.
@@ -77,11 +78,16 @@ public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @
     }
 }
 
-/// A weak reference, settable once the referent exists.
-final class WeakBox<Value: AnyObject>: @unchecked Sendable {
-    // @unchecked Sendable: `value` is written once, in the initialiser of the object it refers
-    // to, before that object is handed to anyone; afterwards it is only read.
-    weak var value: Value?
+/// A weak reference, settable once the referent exists (the change subscription is made before
+/// the storage it calls exists, and may call at any moment: the reference is behind a lock).
+final class WeakBox<Value: AnyObject & Sendable>: Sendable {
+    private struct Reference { weak var value: Value? }
+    private let reference = Mutex(Reference())
+
+    var value: Value? {
+        get { reference.withLock { $0.value } }
+        set { reference.withLock { $0.value = newValue } }
+    }
 }
 
 /// The storage behind ``PostgresStorage``: one row of `coffer_values`.
@@ -105,21 +111,29 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
         } catch {
             throw StorageError.encodingFailed(type: String(describing: T.self), reason: "\(type(of: error))")
         }
-        let sealed: Data
-        do {
-            sealed = try await encryptor.encrypt(data: IdentityBinding.wrap(json, identity: identity))
-        } catch {
-            throw Self.databaseCause(of: error) ?? error
-        }
-        let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
-        // One statement: the upsert, and the notice to instances that cache the value.
-        try await database.write("save a value", """
-                WITH saved AS (
-                    INSERT INTO coffer_values (namespace, key, value) VALUES (\(namespace), \(key), \(sealed))
+        let namespace = self.namespace, key = self.key, alias = encryptor.keyAlias
+        let notice = ChangeNotice.value(namespace: namespace, key: key).payload
+        // Sealed under the key this instance believes is primary; the statement stores it only
+        // if that is still the newest key in the ring, so a save that starts after another
+        // instance's rotation was acknowledged never uses the old key (no extra round trip).
+        try await KeyRingCheck.retrying(alias: alias, keys: database.keys, during: "save a value") {
+            let sealed: Data
+            do {
+                sealed = try await encryptor.encrypt(data: IdentityBinding.wrap(json, identity: identity))
+            } catch {
+                throw Self.databaseCause(of: error) ?? error
+            }
+            let keyID = try KeyRingCheck.keyID(of: sealed)
+            let rows = try await database.write("save a value", """
+                WITH newest AS (SELECT coalesce(max(id), 0) AS id FROM coffer_keys WHERE alias = \(alias)),
+                saved AS (
+                    INSERT INTO coffer_values (namespace, key, value) SELECT \(namespace), \(key), \(sealed) FROM newest WHERE id = \(Int(keyID))
                     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = now()
                     RETURNING 1)
                 SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM saved
                 """)
+            guard rows.count == 1 else { throw KeyRingCheck.stale }
+        }
     }
 
     func get() async throws -> T? {
