@@ -75,6 +75,14 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
     /// The records counted in ``unreadableRecordCount`` (the first 100), each with why.
     public var unreadableRecords: [String] { diagnostics.unreadableRecords }
 
+    /// Checks that this instance's key-encryption key opens the owner's key ring (when there is
+    /// one yet): throws ``PostgresStorageError`` `.wrongKeyEncryptionKey` otherwise, and
+    /// `.unavailable` when the database cannot be reached. For start-up checks: afterwards the
+    /// synchronous API's empty answers can be trusted to mean "nothing stored".
+    public func verifyKeyRing() async throws {
+        _ = try await database.keys.primaryKey(for: keyAlias)
+    }
+
     // MARK: - Reading
 
     /// The account, if stored.

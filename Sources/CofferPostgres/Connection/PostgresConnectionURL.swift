@@ -13,7 +13,7 @@ import PostgresNIO
 /// parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode` (`disable`, `prefer` or
 /// `require`; `disable` for sockets, `prefer` for TCP by default) and `connect_timeout`
 /// (seconds). Anything else is refused, naming it, rather than silently ignored.
-public struct PostgresConnectionURL: Sendable, Equatable {
+public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var user: String
     public var password: String?
     /// A host name or address, for TCP; `nil` for a Unix socket.
@@ -89,6 +89,12 @@ public struct PostgresConnectionURL: Sendable, Equatable {
         if let socketPath { return "\(user)@\(socketPath), database \(database)" }
         return "\(user)@\(host ?? "?"):\(port), database \(database)"
     }
+
+    /// The same as ``description``: a password is never printed, not even by `debugPrint`.
+    public var debugDescription: String { description }
+
+    /// Only ``description``: `dump` and reflection never see the password.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 
     /// postgres-nio's client configuration.
     public func clientConfiguration() throws(PostgresStorageError) -> PostgresClient.Configuration {

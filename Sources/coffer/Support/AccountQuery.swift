@@ -16,9 +16,15 @@ enum AccountQuery {
     /// `Issuer:account` typed as the issuer gave it is looked up directly (an indexed lookup
     /// per `:` in the query) without listing every account; anything else lists the accounts
     /// once and matches them here.
-    static func entries(matching query: String?, _ authenticator: AuthenticatorClient, _ storage: any StorageClient) -> [AccountEntry] {
-        if let query, let exact = directLookup(query, storage) { return authenticator.entries(for: [exact]) }
-        return authenticator.entries(for: matches(query, in: storage.getAllAccounts()))
+    static func entries(matching query: String?, _ authenticator: AuthenticatorClient, _ storage: any StorageClient) throws -> [AccountEntry] {
+        let entries: [AccountEntry]
+        if let query, let exact = directLookup(query, storage) {
+            entries = authenticator.entries(for: [exact])
+        } else {
+            entries = authenticator.entries(for: matches(query, in: storage.getAllAccounts()))
+        }
+        try PostgresBackend.requireAnswered(storage)  // a failed read is not "no match"
+        return entries
     }
 
     /// The one account whose issuer and account name are `query` split at one of its `:`, as

@@ -54,14 +54,34 @@ enum PostgresBackend {
     /// Connects (the pool runs until the process ends), brings the schema up to date, and
     /// returns a client for the owner.
     static func open(directory: URL, logger: Logger) throws -> PostgresStorageClient {
+        let url = try url()
+        // A socket that is not there fails now, not after the connect timeout.
+        if let socket = url.socketPath, !FileManager.default.fileExists(atPath: socket) {
+            throw CommandFailure("no PostgreSQL server is listening at \(socket) (there is no socket file); "
+                + "start the server, or check host= in COFFER_DATABASE_URL")
+        }
         var options = PostgresDatabase.Configuration.Options()
         options.listensForChanges = false  // the tool keeps no cached values to keep in step
         options.maximumConnections = 4
-        let database = try PostgresDatabase(configuration: .init(url: try url(), keyEncryptionKey: try kek(in: directory), options: options),
+        let database = try PostgresDatabase(configuration: .init(url: url, keyEncryptionKey: try kek(in: directory), options: options),
                                             logger: logger)
-        // A command is short: the pool runs in the background for the life of the process.
+        // A command is short: the pool runs in the background for the life of the process. It
+        // does not end with an error of its own (a server that cannot be reached makes each
+        // operation fail with `.unavailable` when its deadline passes, and that is reported).
         Task.detached { try? await database.run() }
+        let client = PostgresStorageClient(database: database, owner: owner(), logger: logger)
+        // Up front: a database that cannot be reached or keys that do not open stop the
+        // command here, instead of reads answering "nothing stored".
         _ = try SyncBridge.run { try await database.migrate() }
-        return PostgresStorageClient(database: database, owner: owner(), logger: logger)
+        try SyncBridge.run { try await client.verifyKeyRing() }
+        return client
+    }
+
+    /// Stops a command whose reads failed in the database (it went away, a key would not open):
+    /// the spec's synchronous reads answer `nil` or `[]` then, which must not be reported as
+    /// "no accounts" or "no match".
+    static func requireAnswered(_ storage: any StorageClient) throws {
+        guard let postgres = storage as? PostgresStorageClient, let failure = postgres.lastError as? PostgresStorageError else { return }
+        throw CommandFailure(failure.message)
     }
 }

@@ -53,7 +53,7 @@ struct CodeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let entries = AccountQuery.entries(matching: query, authenticator, storage)
+            let entries = try AccountQuery.entries(matching: query, authenticator, storage)
                 .filter { $0.mechanisms.contains { $0.type != .push } }
             let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
             guard !entries.isEmpty else {

@@ -22,6 +22,7 @@ struct ListCommand: AsyncParsableCommand {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
             let entries = authenticator.accounts()
+            try PostgresBackend.requireAnswered(storage)
             if entries.isEmpty, let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
                 throw CommandFailure(unreadable)
             }

@@ -23,7 +23,7 @@ struct RemoveCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let matches = AccountQuery.entries(matching: query, authenticator, storage)
+            let matches = try AccountQuery.entries(matching: query, authenticator, storage)
             guard let entry = matches.first else { throw CommandFailure("no account matches '\(query)'; see coffer list") }
             guard matches.count == 1 else {
                 let candidates = matches.map { "'\(AccountQuery.title($0.account))'" }.joined(separator: ", ")
@@ -64,7 +64,7 @@ struct RenameCommand: AsyncParsableCommand {
             let newIssuer = issuer?.trimmingCharacters(in: .whitespaces), newAccount = account?.trimmingCharacters(in: .whitespaces)
             guard newIssuer?.isEmpty != true, newAccount?.isEmpty != true else { throw CommandFailure("a name must not be empty") }
             let (authenticator, storage) = try options.open()
-            let matches = AccountQuery.entries(matching: query, authenticator, storage)
+            let matches = try AccountQuery.entries(matching: query, authenticator, storage)
             guard matches.count == 1, var renamed = matches.first?.account else {
                 throw CommandFailure(matches.isEmpty ? "no account matches '\(query)'" : "'\(query)' matches \(matches.count) accounts; name one as issuer:account")
             }

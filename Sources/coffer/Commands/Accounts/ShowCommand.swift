@@ -31,7 +31,7 @@ struct ShowCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let matches = AccountQuery.entries(matching: query, authenticator, storage)
+            let matches = try AccountQuery.entries(matching: query, authenticator, storage)
             guard let entry = matches.first else { throw CommandFailure("no account matches '\(query)'; see coffer list") }
             guard matches.count == 1 else {
                 throw CommandFailure("'\(query)' matches \(matches.count) accounts; name one as it is listed, for example '\(AccountQuery.title(entry.account))'")
