@@ -179,8 +179,10 @@ struct ReadmeExamplesTests {
         let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let authenticatorExamples = root.appendingPathComponent("Tests/CofferAuthenticatorTests/ReadmeAuthenticatorTests.swift")
+        let serverExamples = root.appendingPathComponent("Tests/CofferPostgresTests/ReadmePostgresTests.swift")
         let source = normalized(try String(contentsOf: here, encoding: .utf8))
             + normalized(try String(contentsOf: authenticatorExamples, encoding: .utf8))
+            + normalized(try String(contentsOf: serverExamples, encoding: .utf8))
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
         #expect(blocks.count >= 12)
         for block in blocks {

@@ -11,7 +11,8 @@ import PostgresNIO
 /// Read: user, password, host (a name, or a socket directory given as `host=/path` or as a
 /// host that starts with `/`), port (5432), database (the path; else the user), and the query
 /// parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode` (`disable`, `prefer` or
-/// `require`; `disable` for sockets, `prefer` for TCP by default) and `connect_timeout`
+/// `require`; `disable` for sockets, `require` for TCP by default: nothing goes over a network
+/// in the clear unless the URL says `sslmode=disable` or `prefer`) and `connect_timeout`
 /// (seconds). Anything else is refused, naming it, rather than silently ignored.
 public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var user: String
@@ -66,7 +67,7 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
         self.port = port
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         database = parameters["dbname"] ?? (path.isEmpty ? user : path.removingPercentEncoding ?? path)
-        let defaultMode: SSLMode = socketDirectory == nil ? .prefer : .disable
+        let defaultMode: SSLMode = socketDirectory == nil ? .require : .disable
         guard let mode = parameters["sslmode"].map({ SSLMode(rawValue: $0) }) ?? defaultMode else {
             throw invalid("has an sslmode Coffer does not support (disable, prefer or require)")
         }
