@@ -8,6 +8,7 @@ let package = Package(
         .package(name: "Coffer", path: ".."),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     ],
     targets: [
         .executableTarget(
@@ -15,6 +16,8 @@ let package = Package(
             dependencies: [
                 .product(name: "CofferStorage", package: "Coffer"),
                 .product(name: "CofferAuthenticator", package: "Coffer"),
+                .product(name: "CofferPostgres", package: "Coffer"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -28,7 +28,7 @@ struct ReadmePostgresTests {
         let sessionID = "session-42", userID = "user-7"
         let mechanism = Mechanism(issuer: "Bank", accountName: "alice", type: .hotp, secret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
 
-        let database = try PostgresDatabase(configuration: .init(
+        let database = try CofferDatabase(configuration: .init(
             url: try PostgresConnectionURL(databaseURL),                // e.g. postgresql://coffer@/coffer?host=/run/postgresql
             keyEncryptionKey: try KeyEncryptionKey.load(fromFile: kekPath)))  // the same 0600 file on every instance
 

@@ -13,14 +13,16 @@ struct CofferBench: AsyncParsableCommand {
             P1 keyring save+get vs a C loop of the same libsecret calls and vs Python keyring;
             P2 encrypted durable save vs write+fsync+rename+directory fsync; P3 encrypted get vs
             read + AES-GCM open; P4 cached get vs a mutex-guarded read; P5 SQLite and keychain
-            authenticator stores at scale; P6 `coffer code` cold start vs oathtool.
+            authenticator stores at scale; P6 `coffer code` cold start vs oathtool; P7 PostgresStorage
+            throughput (64 tasks) vs the same SQL through a bare PostgresClient; P8 the PostgreSQL backends
+            at 1M values and 10k accounts / 30k mechanisms / 1M notifications.
             """)
 
     @Option(help: ArgumentHelp("Where to put the stores (on the disk you want measured).", valueName: "dir"))
     var data: String
 
     @Option(help: "Which benchmarks to run, by id.")
-    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6"]
+    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"]
 
     @Flag(help: "Small sizes and few samples: checks that every benchmark runs, in about a minute.")
     var quick = false
@@ -41,6 +43,10 @@ struct CofferBench: AsyncParsableCommand {
         "Mechanism counts for the keychain client (P5). gnome-keyring rewrites its whole keyring file on every change, so loading grows with the square of the count: 1,000 takes about two minutes, 10,000 would take hours.",
         valueName: "n,n"))
     var keychainMechanisms: String = "300,1000"
+
+    @Option(help: ArgumentHelp("A PostgreSQL server's maintenance database URL (P7, P8); the benchmark makes a database of its own there.",
+                               valueName: "url"))
+    var postgres: String?
 
     @Option(help: ArgumentHelp("Also write the rows as JSON lines here.", valueName: "path"))
     var json: String?
@@ -78,6 +84,11 @@ struct CofferBench: AsyncParsableCommand {
             guard let oathtool = Subprocess.find("oathtool") else { throw ValidationError("P6 needs oathtool on PATH") }
             try ColdStartBenchmark(coffer: coffer, oathtool: oathtool, directory: directory, accounts: 1_000,
                                    runs: quick ? 5 : 40).run(into: report)
+        }
+
+        if !wanted.isDisjoint(with: ["P7", "P8"]) {
+            guard let postgres else { throw ValidationError("P7 and P8 need --postgres") }
+            try await PostgresBenchmark(adminURL: postgres, quick: quick, wanted: wanted).run(into: report)
         }
 
         print(report.table())

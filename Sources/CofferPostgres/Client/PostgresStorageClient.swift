@@ -44,19 +44,19 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
     /// Whose records these are: every query is scoped to it, and every sealed field bound to it.
     public let owner: String
     /// The database.
-    public let database: PostgresDatabase
+    public let database: CofferDatabase
     /// The key ring in `coffer_keys` that seals the secrets.
     public let keyAlias: String
     let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
 
     /// A client for `owner`'s records in `database` (which must be running; see
-    /// ``PostgresDatabase/run()``, and migrated, ``PostgresDatabase/migrate()``).
+    /// ``CofferDatabase/run()``, and migrated, ``CofferDatabase/migrate()``).
     ///
     /// - Parameters:
     ///   - keyAlias: The key ring in `coffer_keys` that seals the secrets.
     ///   - logger: Receives a line for every failure (never a secret).
-    public init(database: PostgresDatabase, owner: String, keyAlias: String = defaultKeyAlias,
+    public init(database: CofferDatabase, owner: String, keyAlias: String = defaultKeyAlias,
                 logger: Logger = Logger(label: "org.coffer.postgres.authenticator")) {
         self.owner = owner
         self.database = database

@@ -4,7 +4,7 @@ import Synchronization
 /// The time one database operation may take (leasing a connection included), and the way
 /// every operation is run under it: a server that is down or does not answer gives
 /// ``PostgresStorageError`` (`.unavailable`) when it passes, never a hang. Each
-/// ``PostgresDatabase`` has its own (``PostgresDatabase/Configuration/Options/operationTimeout``).
+/// ``CofferDatabase`` has its own (``CofferDatabase/Configuration/Options/operationTimeout``).
 ///
 /// The caller is answered when the deadline passes even if the operation does not stop when
 /// cancelled (a connection killed at the wrong moment can leave a driver call waiting): the

@@ -33,7 +33,7 @@ extension PostgresClient {
     }
 }
 
-extension PostgresDatabase {
+extension CofferDatabase {
     /// A read: one statement, all its rows, under the operation deadline.
     func read(_ operation: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
         let client = client, logger = logger

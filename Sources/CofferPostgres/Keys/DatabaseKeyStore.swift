@@ -12,7 +12,7 @@ import Synchronization
 /// *primary* id (the newest, which seals new data) is cached briefly: a rotation on another
 /// instance is announced on the database's change channel and reaches this one within
 /// milliseconds; should the announcement be lost (the listening connection down), the cached
-/// id expires after ``PostgresDatabase/Configuration/Options/keyCacheLifetime`` (1 s). Either way,
+/// id expires after ``CofferDatabase/Configuration/Options/keyCacheLifetime`` (1 s). Either way,
 /// data sealed under the older key still opens, as after any rotation.
 public final class DatabaseKeyStore: KeyStore, Sendable {
     private let client: PostgresClient
@@ -91,7 +91,7 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
                 try await connection.rows("""
                     INSERT INTO coffer_keys (alias, id, wrapped, kek_fingerprint) VALUES (\(alias), \(id), \(wrapped), \(self.kek.fingerprint))
                     """, logger: self.logger)
-                try await connection.rows("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
+                try await connection.rows("SELECT pg_notify(\(CofferDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
                 return id
             }
         }
@@ -104,7 +104,7 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         try await deadline.run("delete the keys") {
             try await self.client.committed(logger: self.logger) { connection in
                 try await connection.rows("DELETE FROM coffer_keys WHERE alias = \(alias)", logger: self.logger)
-                try await connection.rows("SELECT pg_notify(\(PostgresDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
+                try await connection.rows("SELECT pg_notify(\(CofferDatabase.changeChannel), \(ChangeNotice.keys(alias: alias).payload))", logger: self.logger)
             }
         }
         keys.withLock { $0[alias] = nil }

@@ -28,7 +28,7 @@ public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @
     public let key: String
     /// The encryptor that seals the value; its key store is the database's.
     public let encryptor: AESGCMEncryptor
-    private let database: PostgresDatabase
+    private let database: CofferDatabase
     private let subscription: UUID?
 
     /// A storage for the value at (`namespace`, `key`) in `database`.
@@ -37,7 +37,7 @@ public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @
     ///   - keyAlias: The key ring's alias in the database. Defaults to `org.coffer.postgres.values`.
     ///   - cacheStrategy: How to keep a (plaintext) memory copy. Defaults to ``CacheStrategy/noCache``.
     public init(
-        database: PostgresDatabase, namespace: String, key: String, keyAlias: String = "org.coffer.postgres.values",
+        database: CofferDatabase, namespace: String, key: String, keyAlias: String = "org.coffer.postgres.values",
         cacheStrategy: CacheStrategy = .noCache, logger: Logger = Logger(label: "org.coffer.postgres.storage")
     ) {
         self.namespace = namespace
@@ -63,7 +63,7 @@ public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @
     }
 
     /// Returns the stored value. With ``CacheStrategy/cache``, from memory only while the
-    /// database is listening for other instances' changes (``PostgresDatabase/isListeningForChanges``).
+    /// database is listening for other instances' changes (``CofferDatabase/isListeningForChanges``).
     public override func get() async throws -> T? {
         if subscription != nil, !database.changes.isListening { await forgetMemoryCopy() }
         return try await super.get()
@@ -92,7 +92,7 @@ final class WeakBox<Value: AnyObject & Sendable>: Sendable {
 
 /// The storage behind ``PostgresStorage``: one row of `coffer_values`.
 struct PostgresValue<T: Codable & Sendable>: Storage {
-    let database: PostgresDatabase
+    let database: CofferDatabase
     let namespace: String
     let key: String
     let encryptor: AESGCMEncryptor
@@ -130,7 +130,7 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
                     INSERT INTO coffer_values (namespace, key, value) SELECT \(namespace), \(key), \(sealed) FROM newest WHERE id = \(Int(keyID))
                     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = now()
                     RETURNING 1)
-                SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM saved
+                SELECT pg_notify(\(CofferDatabase.changeChannel), \(notice)) FROM saved
                 """)
             guard rows.count == 1 else { throw KeyRingCheck.stale }
         }
@@ -165,7 +165,7 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
         let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
         try await database.write("delete a value", """
                 WITH gone AS (DELETE FROM coffer_values WHERE namespace = \(namespace) AND key = \(key) RETURNING 1)
-                SELECT pg_notify(\(PostgresDatabase.changeChannel), \(notice)) FROM gone
+                SELECT pg_notify(\(CofferDatabase.changeChannel), \(notice)) FROM gone
                 """)
     }
 }

@@ -25,10 +25,10 @@ extension DoctorCommand {
             return report(.fail, "postgres key-encryption key", error.localizedDescription)
         }
         do {
-            var options = PostgresDatabase.Configuration.Options()
+            var options = CofferDatabase.Configuration.Options()
             options.listensForChanges = false
             options.operationTimeout = .seconds(5)
-            let database = try PostgresDatabase(configuration: .init(url: url, keyEncryptionKey: kek, options: options))
+            let database = try CofferDatabase(configuration: .init(url: url, keyEncryptionKey: kek, options: options))
             Task.detached { try? await database.run() }
             let version = try SyncBridge.run { try await database.schemaVersion() }
             report(.ok, "postgres connection", "the server answers")

@@ -60,10 +60,10 @@ enum PostgresBackend {
             throw CommandFailure("no PostgreSQL server is listening at \(socket) (there is no socket file); "
                 + "start the server, or check host= in COFFER_DATABASE_URL")
         }
-        var options = PostgresDatabase.Configuration.Options()
+        var options = CofferDatabase.Configuration.Options()
         options.listensForChanges = false  // the tool keeps no cached values to keep in step
         options.maximumConnections = 4
-        let database = try PostgresDatabase(configuration: .init(url: url, keyEncryptionKey: try kek(in: directory), options: options),
+        let database = try CofferDatabase(configuration: .init(url: url, keyEncryptionKey: try kek(in: directory), options: options),
                                             logger: logger)
         // A command is short: the pool runs in the background for the life of the process. It
         // does not end with an error of its own (a server that cannot be reached makes each

@@ -39,16 +39,16 @@ enum TestPostgres {
     }
 
     /// A database object for `url` (not running).
-    static func database(_ url: String, kek: KeyEncryptionKey = kek, configure: (inout PostgresDatabase.Configuration.Options) -> Void = { _ in }) throws -> PostgresDatabase {
-        var options = PostgresDatabase.Configuration.Options()
+    static func database(_ url: String, kek: KeyEncryptionKey = kek, configure: (inout CofferDatabase.Configuration.Options) -> Void = { _ in }) throws -> CofferDatabase {
+        var options = CofferDatabase.Configuration.Options()
         configure(&options)
-        return try PostgresDatabase(configuration: .init(url: try PostgresConnectionURL(url), keyEncryptionKey: kek, options: options),
+        return try CofferDatabase(configuration: .init(url: try PostgresConnectionURL(url), keyEncryptionKey: kek, options: options),
                                     logger: Logger(label: "test.postgres"))
     }
 
     /// Runs `database` for the time of `body`, migrated first; cancels it afterwards.
     @discardableResult
-    static func running<R: Sendable>(_ database: PostgresDatabase, migrate: Bool = true, _ body: @Sendable (PostgresDatabase) async throws -> R) async throws -> R {
+    static func running<R: Sendable>(_ database: CofferDatabase, migrate: Bool = true, _ body: @Sendable (CofferDatabase) async throws -> R) async throws -> R {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await database.run() }
             defer { group.cancelAll() }
@@ -58,14 +58,14 @@ enum TestPostgres {
     }
 
     /// Waits until `database` listens for other instances' changes (10 s at most: a hang guard).
-    static func untilListening(_ database: PostgresDatabase) async throws {
+    static func untilListening(_ database: CofferDatabase) async throws {
         let start = ContinuousClock.now
         while !database.isListeningForChanges, ContinuousClock.now - start < .seconds(10) { try await Task.sleep(for: .milliseconds(5)) }
         try #require(database.isListeningForChanges, "the change listener connected")
     }
 
     /// A fresh database, running, for `body`.
-    static func withDatabase<R: Sendable>(kek: KeyEncryptionKey = kek, _ body: @Sendable (PostgresDatabase, String) async throws -> R) async throws -> R {
+    static func withDatabase<R: Sendable>(kek: KeyEncryptionKey = kek, _ body: @Sendable (CofferDatabase, String) async throws -> R) async throws -> R {
         let url = try await freshDatabase()
         return try await running(try database(url, kek: kek)) { try await body($0, url) }
     }

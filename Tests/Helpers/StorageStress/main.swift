@@ -168,10 +168,10 @@ case "sqlite-add":
 case "postgres-add", "postgres-hotp", "postgres-save":
     guard arguments.count >= 5, let count = Int(arguments.last!) else { fail([usage]) }
     do {
-        var options = PostgresDatabase.Configuration.Options()
+        var options = CofferDatabase.Configuration.Options()
         options.listensForChanges = false
         options.operationTimeout = .seconds(5)
-        let database = try PostgresDatabase(configuration: .init(
+        let database = try CofferDatabase(configuration: .init(
             url: try PostgresConnectionURL(arguments[1]), keyEncryptionKey: try KeyEncryptionKey.load(fromFile: arguments[2]), options: options))
         let running = Task { try await database.run() }
         defer { running.cancel() }

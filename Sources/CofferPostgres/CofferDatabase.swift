@@ -13,8 +13,11 @@ import Synchronization
 /// task of its own or a `ServiceGroup`, and cancelling it or a graceful shutdown closes the
 /// pool. Initialising starts no task.
 ///
+/// Named `CofferDatabase`, not `PostgresDatabase`: postgres-nio exports a protocol of that
+/// name, and a server that imports both modules must not have to qualify either.
+///
 /// ```swift
-/// let database = PostgresDatabase(configuration: .init(
+/// let database = CofferDatabase(configuration: .init(
 ///     url: try PostgresConnectionURL("postgresql://coffer@/coffer?host=/run/postgresql"),
 ///     keyEncryptionKey: try KeyEncryptionKey.load(fromFile: "/etc/coffer/kek")))
 /// let group = ServiceGroup(services: [database], logger: logger)
@@ -23,7 +26,7 @@ import Synchronization
 /// Every operation has a deadline (``Configuration/Options/operationTimeout``, 10 s): a server
 /// that is down or does not answer gives ``PostgresStorageError`` (`.unavailable`) then, never
 /// a hang; after it is back, the next operation works.
-public final class PostgresDatabase: Service, Sendable {
+public final class CofferDatabase: Service, Sendable {
     /// What the database needs: where it is, and the key-encryption key.
     public struct Configuration: Sendable {
         public var url: PostgresConnectionURL
