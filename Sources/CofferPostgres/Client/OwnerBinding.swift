@@ -20,10 +20,8 @@ enum OwnerBinding {
     }
 
     /// The identity a stored row's secret must carry, from the row's own columns.
-    static func secret(_ owner: String, _ row: MechanismRecord) -> String {
-        scope(owner) + MechanismBinding.secretIdentity(uuid: row.uuid, columns: [
-            row.issuer, row.accountName, row.type, row.algorithm, String(row.digits), String(row.period), String(row.counter),
-        ])
+    static func secret(_ owner: String, _ row: StoredMechanism) -> String {
+        scope(owner) + row.secretIdentity
     }
 
     /// The identity of a push mechanism's registration challenge.

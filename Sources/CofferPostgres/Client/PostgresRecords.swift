@@ -57,47 +57,21 @@ extension Account {
     }
 }
 
-/// A mechanism row as stored: plain columns, and the secret (and challenge) still sealed.
-struct MechanismRecord: Sendable {
-    let uuid: String
-    let issuer: String
-    let accountName: String
-    let type: String
-    let algorithm: String
-    let secret: Data
-    let digits: Int
-    let period: Int
-    let counter: Int64
-    let uid: String?
-    let resourceId: String?
-    let timeAdded: Double
-    let registrationEndpoint: String?
-    let authenticationEndpoint: String?
-    let messageId: String?
-    let challenge: Data?
 
+/// A row of `coffer_mechanisms`, read with postgres-nio.
+extension StoredMechanism {
     static let names = ["mechanism_uuid", "issuer", "account_name", "type", "algorithm", "secret", "digits", "period", "counter",
                         "uid", "resource_id", "time_added", "registration_endpoint", "authentication_endpoint", "message_id", "challenge"]
     static let select = "SELECT \(names.joined(separator: ", ")) FROM coffer_mechanisms "
 
     init(_ row: PostgresRow, owner: String) throws {
         var cursor = ColumnCursor(row, record: row.recordName("mechanism", owner: owner), columns: Self.names)
-        uuid = try cursor.next()
-        issuer = try cursor.next()
-        accountName = try cursor.next()
-        type = try cursor.next()
-        algorithm = try cursor.next()
-        secret = try cursor.next()
-        digits = try cursor.next()
-        period = try cursor.next()
-        counter = try cursor.next()
-        uid = try cursor.next()
-        resourceId = try cursor.next()
-        timeAdded = try cursor.next()
-        registrationEndpoint = try cursor.next()
-        authenticationEndpoint = try cursor.next()
-        messageId = try cursor.next()
-        challenge = try cursor.next()
+        self.init(
+            uuid: try cursor.next(), issuer: try cursor.next(), accountName: try cursor.next(), type: try cursor.next(),
+            algorithm: try cursor.next(), secret: try cursor.next(), digits: try cursor.next(), period: try cursor.next(),
+            counter: try cursor.next(), uid: try cursor.next(), resourceId: try cursor.next(), timeAdded: try cursor.next(),
+            registrationEndpoint: try cursor.next(), authenticationEndpoint: try cursor.next(), messageId: try cursor.next(),
+            challenge: try cursor.next())
     }
 
     /// Its sealed fields, each with the identity it must open under.
@@ -109,17 +83,9 @@ struct MechanismRecord: Sendable {
 
     /// The mechanism, with its fields as opened.
     func mechanism(owner: String, _ opened: OpenedFields) throws -> Mechanism {
-        guard let mechanismType = MechanismType(rawValue: type), let oathAlgorithm = OathAlgorithm(rawValue: algorithm) else {
-            throw StorageError.corrupted(location: "mechanism \(uuid) of \(owner)", reason: "unknown mechanism type or algorithm")
-        }
-        return Mechanism(
-            mechanismUUID: uuid, issuer: issuer, accountName: accountName, type: mechanismType,
-            secret: try opened.text(OwnerBinding.secret(owner, self)), algorithm: oathAlgorithm,
-            digits: digits, period: period, counter: UInt64(bitPattern: counter), uid: uid, resourceId: resourceId,
-            timeAdded: Date(timeIntervalSinceReferenceDate: timeAdded),
-            registrationEndpoint: registrationEndpoint.flatMap(URL.init(string:)),
-            authenticationEndpoint: authenticationEndpoint.flatMap(URL.init(string:)),
-            messageId: messageId, challenge: try challenge.map { _ in try opened.text(OwnerBinding.challenge(owner, mechanism: uuid)) })
+        try mechanism(secret: try opened.text(OwnerBinding.secret(owner, self)),
+                      challenge: try challenge.map { _ in try opened.text(OwnerBinding.challenge(owner, mechanism: uuid)) },
+                      location: "mechanism \(uuid) of \(owner)")
     }
 }
 

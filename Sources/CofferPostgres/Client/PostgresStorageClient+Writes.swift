@@ -28,7 +28,7 @@ extension PostgresStorageClient {
                     """, logger: self.database.logger)
                 guard !found.isEmpty else { return false }
                 let uuids = try await self.lockReadable(mechanisms: """
-                    \(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND issuer = \(account.issuer)
+                    \(unescaped: StoredMechanism.select)WHERE owner = \(owner) AND issuer = \(account.issuer)
                     AND account_name = \(account.accountName) FOR UPDATE
                     """, what: what, on: connection)
                 try await self.deleteLocked(mechanisms: uuids, on: connection)
@@ -76,7 +76,7 @@ extension PostgresStorageClient {
         if withItsNotifications {
             return try await transaction("remove a mechanism with its notifications") { connection in
                 let uuids = try await self.lockReadable(mechanisms: """
-                    \(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid) FOR UPDATE
+                    \(unescaped: StoredMechanism.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid) FOR UPDATE
                     """, what: what, on: connection)
                 try await self.deleteLocked(mechanisms: uuids, on: connection)
                 return !uuids.isEmpty
@@ -102,9 +102,9 @@ extension PostgresStorageClient {
     public func advanceCounter(of uuid: String) async throws -> Mechanism {
         let owner = self.owner
         while true {
-            let rows = try await query("read a HOTP counter", "\(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
+            let rows = try await query("read a HOTP counter", "\(unescaped: StoredMechanism.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
             guard let row = rows.first else { throw StorageClientError.mechanismNotFound(uuid: uuid) }
-            let record = try MechanismRecord(row, owner: owner)
+            let record = try StoredMechanism(row, owner: owner)
             let fields = record.sealedFields(owner: owner)
             let current = try record.mechanism(owner: owner, checked(fields, await sealer.opening(fields)))
             var advanced = current
@@ -285,7 +285,7 @@ extension PostgresStorageClient {
     private func lockReadable(mechanisms query: PostgresQuery, what: String, on connection: PostgresConnection) async throws -> [String] {
         let owner = self.owner, logger = database.logger
         let rows = try await connection.rows(query, logger: logger)
-        let records = rows.compactMap { try? MechanismRecord($0, owner: owner) }
+        let records = rows.compactMap { try? StoredMechanism($0, owner: owner) }
         // Every mechanism row, decodable or not, by its key column alone.
         let uuids = rows.compactMap { try? $0.makeRandomAccess()[0].decode(String.self) }
         let notificationRows = try await connection.rows("""

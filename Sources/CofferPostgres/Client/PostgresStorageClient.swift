@@ -104,14 +104,14 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
     /// The mechanism with `uuid`, if stored and readable.
     public func mechanism(uuid: String) async throws -> Mechanism? {
         try await mechanisms("read a mechanism", """
-            \(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid)
+            \(unescaped: StoredMechanism.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid)
             """).first
     }
 
     /// The account's readable mechanisms, oldest first.
     public func mechanisms(of account: Account) async throws -> [Mechanism] {
         try await mechanisms("read an account's mechanisms", """
-            \(unescaped: MechanismRecord.select)WHERE owner = \(owner) AND issuer = \(account.issuer) AND account_name = \(account.accountName)
+            \(unescaped: StoredMechanism.select)WHERE owner = \(owner) AND issuer = \(account.issuer) AND account_name = \(account.accountName)
             ORDER BY time_added, mechanism_uuid
             """)
     }
@@ -180,12 +180,12 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
     /// Decodes and opens mechanism rows; unreadable ones are counted and left out.
     func mechanisms(_ operation: String, _ query: PostgresQuery) async throws -> [Mechanism] {
         let rows = try await self.query(operation, query)
-        let records = rows.compactMap { row in diagnostics.readable(operation, row.recordName("mechanism", owner: owner)) { try MechanismRecord(row, owner: owner) } }
+        let records = rows.compactMap { row in diagnostics.readable(operation, row.recordName("mechanism", owner: owner)) { try StoredMechanism(row, owner: owner) } }
         return try await open(records, operation)
     }
 
     /// Opens the records' sealed fields (one key lookup for them all).
-    func open(_ records: [MechanismRecord], _ operation: String) async throws -> [Mechanism] {
+    func open(_ records: [StoredMechanism], _ operation: String) async throws -> [Mechanism] {
         let fields = records.flatMap { $0.sealedFields(owner: owner) }
         let opened = try checked(fields, await sealer.opening(fields))
         return records.compactMap { record in

@@ -30,9 +30,7 @@ package enum MechanismBinding {
     /// The identity the secret of a stored row must carry, from the row's own columns.
     static func secretIdentity(_ row: MechanismRow) -> String {
         guard row.binding != legacy else { return "mechanism/\(row.uuid)/secret" }
-        return secretIdentity(uuid: row.uuid, columns: [
-            row.issuer, row.accountName, row.type, row.algorithm, String(row.digits), String(row.period), String(row.counter),
-        ])
+        return row.stored.secretIdentity
     }
 
     /// The full binding of the secret of mechanism `uuid` whose bound columns (issuer, account

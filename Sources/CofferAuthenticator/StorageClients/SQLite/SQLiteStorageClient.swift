@@ -496,17 +496,9 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     private func mechanism(_ row: MechanismRow, _ opened: OpenedFields) throws -> Mechanism {
         let field = Self.field(mechanism: row.uuid)
-        guard let type = MechanismType(rawValue: row.type), let algorithm = OathAlgorithm(rawValue: row.algorithm) else {
-            throw StorageError.corrupted(location: "\(path) \(field)", reason: "unknown mechanism type or algorithm")
-        }
-        return Mechanism(
-            mechanismUUID: row.uuid, issuer: row.issuer, accountName: row.accountName, type: type,
-            secret: try opened.text(MechanismBinding.secretIdentity(row)), algorithm: algorithm,
-            digits: row.digits, period: row.period, counter: UInt64(bitPattern: row.counter), uid: row.uid,
-            resourceId: row.resourceId, timeAdded: Date(timeIntervalSinceReferenceDate: row.timeAdded),
-            registrationEndpoint: row.registrationEndpoint.flatMap(URL.init(string:)),
-            authenticationEndpoint: row.authenticationEndpoint.flatMap(URL.init(string:)),
-            messageId: row.messageId, challenge: try row.challenge.map { _ in try opened.text("\(field)/challenge") })
+        return try row.stored.mechanism(secret: try opened.text(MechanismBinding.secretIdentity(row)),
+                                        challenge: try row.challenge.map { _ in try opened.text("\(field)/challenge") },
+                                        location: "\(path) \(field)")
     }
 
     /// Where a mechanism's sealed fields belong: `mechanism/<uuid>` (then `/secret`, `/challenge`).

@@ -44,26 +44,14 @@ private struct ColumnReader {
     }
 }
 
-/// A `mechanism` row, every column decoded and checked.
+/// A `mechanism` row, every column decoded and checked; its fields read as ``StoredMechanism``'s.
+@dynamicMemberLookup
 struct MechanismRow {
-    let uuid: String
-    let issuer: String
-    let accountName: String
-    let type: String
-    let algorithm: String
-    let secret: Data
-    let digits: Int
-    let period: Int
-    let counter: Int64
-    let uid: String?
-    let resourceId: String?
-    let timeAdded: Double
-    let registrationEndpoint: String?
-    let authenticationEndpoint: String?
-    let messageId: String?
-    let challenge: Data?
+    let stored: StoredMechanism
     /// Which ``MechanismBinding`` the secret is sealed under.
     let binding: Int
+
+    subscript<Value>(dynamicMember path: KeyPath<StoredMechanism, Value>) -> Value { stored[keyPath: path] }
 
     static let columns = ["mechanismUUID", "issuer", "accountName", "type", "algorithm", "secret", "digits", "period", "counter",
                           "uid", "resourceId", "timeAdded", "registrationEndpoint", "authenticationEndpoint", "messageId",
@@ -74,22 +62,12 @@ struct MechanismRow {
     /// - Parameter store: Names the database in errors.
     init(_ row: Row, store: String) throws {
         var reader = ColumnReader(row: row, record: "\(store) \(row.recordName("mechanism", key: "mechanismUUID"))", columns: Self.columns)
-        uuid = try reader.next()
-        issuer = try reader.next()
-        accountName = try reader.next()
-        type = try reader.next()
-        algorithm = try reader.next()
-        secret = try reader.next()
-        digits = try reader.next()
-        period = try reader.next()
-        counter = try reader.next()
-        uid = try reader.next()
-        resourceId = try reader.next()
-        timeAdded = try reader.next()
-        registrationEndpoint = try reader.next()
-        authenticationEndpoint = try reader.next()
-        messageId = try reader.next()
-        challenge = try reader.next()
+        stored = StoredMechanism(
+            uuid: try reader.next(), issuer: try reader.next(), accountName: try reader.next(), type: try reader.next(),
+            algorithm: try reader.next(), secret: try reader.next(), digits: try reader.next(), period: try reader.next(),
+            counter: try reader.next(), uid: try reader.next(), resourceId: try reader.next(), timeAdded: try reader.next(),
+            registrationEndpoint: try reader.next(), authenticationEndpoint: try reader.next(), messageId: try reader.next(),
+            challenge: try reader.next())
         binding = try reader.next()
     }
 }
