@@ -71,6 +71,7 @@ public final class CofferDatabase: Service, Sendable {
 
     /// A database; nothing connects until ``run()``.
     public init(configuration: Configuration, logger: Logger = Logger(label: "org.coffer.postgres")) throws {
+        try configuration.url.checkSocket()
         var clientConfiguration = try configuration.url.clientConfiguration()
         clientConfiguration.options.maximumConnections = configuration.options.maximumConnections
         self.configuration = configuration

@@ -29,6 +29,8 @@ struct PostgresConnectionURLTests {
         ("postgresql://coffer:hunter2@db/vault?sslmode=verify-full", "sslmode"),
         ("postgresql://coffer:hunter2@db:99999/vault", "port"),
         ("postgresql://coffer:hunter2@db/vault?connect_timeout=0", "connect_timeout"),
+        ("postgresql://coffer:hunter2@db/vault?sslmode=require&sslmode=disable", "'sslmode' more than once"),
+        ("postgresql://coffer:hunter2@db/vault#x", "'#' part"),
     ])
     func refused(url: String, names: String) {
         #expect { _ = try PostgresConnectionURL(url) } throws: { error in

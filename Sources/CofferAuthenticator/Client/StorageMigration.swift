@@ -121,7 +121,7 @@ public enum StorageMigration {
                 for notification in notifications where !source.removeNotification(notification: notification) {
                     throw .sourceCleanupFailed("a notification of \(title)")
                 }
-                guard source.removeMechanism(mechanism: mechanism) else { throw .sourceCleanupFailed("a mechanism of \(title)") }
+                try removeCarryingCounter(mechanism, from: source, to: target, title: title)
                 report.mechanisms += 1
                 report.notifications += notifications.count
             }
@@ -135,5 +135,27 @@ public enum StorageMigration {
             report.accounts += 1
         }
         return report
+    }
+
+    /// Removes the copied mechanism from the source only if no HOTP code was issued from it
+    /// since it was read; when one was, the target's copy is brought to the source's counter
+    /// first and the removal tried again. So no code issued during the migration is issued
+    /// again from the target.
+    private static func removeCarryingCounter(_ copied: Mechanism, from source: any StorageClient, to target: any StorageClient,
+                                              title: String) throws(Failure) {
+        var expected = copied
+        for _ in 0..<100 {
+            do {
+                if try source.removeMechanismIfUnchanged(expected) { return }
+            } catch {
+                throw .sourceCleanupFailed("a mechanism of \(title) (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
+            }
+            guard let current = source.getMechanismForUUID(uuid: expected.mechanismUUID), current.counter > expected.counter,
+                  target.setMechanism(mechanism: current) else {
+                throw .sourceCleanupFailed("a mechanism of \(title) (its HOTP counter moved and could not be carried over)")
+            }
+            expected = current
+        }
+        throw .sourceCleanupFailed("a mechanism of \(title) (codes kept being issued from it during the migration)")
     }
 }

@@ -56,7 +56,7 @@ public struct ImportEntry: Sendable, Equatable {
     }
 
     /// `text` with control and format characters written as `\u{…}`.
-    static func printable(_ text: String) -> String {
+    package static func printable(_ text: String) -> String {
         String(text.unicodeScalars.map { scalar in
             MechanismURI.isControl(scalar) ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }.joined().prefix(300))

@@ -99,6 +99,17 @@ public protocol StorageClient {
     /// - Throws: ``StorageClientError/mechanismNotFound(uuid:)``,
     ///   ``StorageClientError/counterExhausted(uuid:)``, or the client's error.
     func advanceCounter(mechanismUUID: String) throws -> Mechanism
+
+    /// Removes the mechanism only if its stored counter is still `mechanism.counter` (no HOTP
+    /// code was issued from it since it was read); returns `false`, removing nothing, when it
+    /// moved. A mechanism that owns notifications is refused, as by ``removeMechanism(mechanism:)``.
+    ///
+    /// Migrations use it, so that a code issued from the source while it is being copied is not
+    /// issued again from the target. The built-in clients check and remove in one statement; the
+    /// default reads, compares, then removes: **not atomic**.
+    ///
+    /// - Throws: ``StorageClientError/mechanismNotFound(uuid:)``, or the client's error.
+    func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool
 }
 
 extension StorageClient {
@@ -133,6 +144,18 @@ extension StorageClient {
         guard setMechanism(mechanism: mechanism) else {
             throw StorageClientError.failed(operation: "store the mechanism", cause: (self as? any StorageClientDiagnostics)?.lastError)
         }
+    }
+
+    /// Reads, compares the counter, then removes: **not atomic** (see the requirement).
+    public func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool {
+        guard let current = getMechanismForUUID(uuid: mechanism.mechanismUUID) else {
+            throw StorageClientError.mechanismNotFound(uuid: mechanism.mechanismUUID)
+        }
+        guard current.counter == mechanism.counter else { return false }
+        guard removeMechanism(mechanism: mechanism) else {
+            throw StorageClientError.failed(operation: "remove the mechanism", cause: (self as? any StorageClientDiagnostics)?.lastError)
+        }
+        return true
     }
 
     /// Reads, then writes with ``setMechanism(mechanism:)``: **not atomic** (see the requirement).

@@ -253,7 +253,7 @@ public enum MechanismURI {
         }
     }
 
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
             && scalar.value != 0x200D  // zero-width joiner appears in emoji names
     }

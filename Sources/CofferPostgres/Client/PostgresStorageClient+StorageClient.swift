@@ -57,6 +57,10 @@ extension PostgresStorageClient: StorageClient {
         try blockingThrows("insertMechanism") { try await self.insert(mechanism) }
     }
 
+    public func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool {
+        try blockingThrows("removeMechanismIfUnchanged") { try await self.deleteIfUnchanged(mechanism) }
+    }
+
     public func advanceCounter(mechanismUUID: String) throws -> Mechanism {
         try blockingThrows("advanceCounter") { try await self.advanceCounter(of: mechanismUUID) }
     }

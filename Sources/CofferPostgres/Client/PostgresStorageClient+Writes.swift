@@ -93,6 +93,25 @@ extension PostgresStorageClient {
         return false
     }
 
+    /// Removes the mechanism, in one statement, only if its counter is still
+    /// `mechanism.counter` and it owns no notification; returns `false` when the counter moved.
+    public func deleteIfUnchanged(_ mechanism: Mechanism) async throws -> Bool {
+        let owner = self.owner, uuid = mechanism.mechanismUUID
+        let deleted = try await execute("remove a mechanism", """
+            DELETE FROM coffer_mechanisms m WHERE owner = \(owner) AND mechanism_uuid = \(uuid)
+            AND counter = \(Int64(bitPattern: mechanism.counter))
+            AND NOT EXISTS (SELECT 1 FROM coffer_notifications n WHERE n.owner = m.owner AND n.mechanism_uuid = m.mechanism_uuid)
+            RETURNING 1
+            """)
+        if !deleted.isEmpty { return true }
+        let owned = try await count("SELECT count(*) FROM coffer_notifications WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
+        if owned > 0 { throw StorageClientError.stillOwnsRecords(what: "The mechanism \(uuid)", count: owned) }
+        guard try await count("SELECT count(*) FROM coffer_mechanisms WHERE owner = \(owner) AND mechanism_uuid = \(uuid)") > 0 else {
+            throw StorageClientError.mechanismNotFound(uuid: uuid)
+        }
+        return false
+    }
+
     /// Claims the next value of a HOTP counter: stores the counter plus one and returns the
     /// mechanism as it was, whose `counter` is the value to compute the code with.
     ///
@@ -101,10 +120,22 @@ extension PostgresStorageClient {
     /// instance, ever get the same value, and none is skipped.
     public func advanceCounter(of uuid: String) async throws -> Mechanism {
         let owner = self.owner
+        var unmoved = 0  // failed swaps that found the row as it was: nobody else claimed
+        var previous: StoredMechanism?
         while true {
             let rows = try await query("read a HOTP counter", "\(unescaped: StoredMechanism.select)WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
             guard let row = rows.first else { throw StorageClientError.mechanismNotFound(uuid: uuid) }
             let record = try StoredMechanism(row, owner: owner)
+            if let previous, previous.counter == record.counter, previous.secret == record.secret {
+                // The update matched nothing, yet nobody moved the row. Once can be a key
+                // rotation (sealed again now); twice, the update is being swallowed.
+                unmoved += 1
+                guard unmoved < 2 else {
+                    throw PostgresStorageError(.server, "The HOTP counter of \(uuid) could not be advanced: the update matched no row "
+                        + "although nobody else moved it (a row security policy or a trigger on coffer_mechanisms?); no code was issued.")
+                }
+            }
+            previous = record
             let fields = record.sealedFields(owner: owner)
             let current = try record.mechanism(owner: owner, checked(fields, await sealer.opening(fields)))
             var advanced = current
@@ -116,7 +147,15 @@ extension PostgresStorageClient {
                 AND (SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(keyAlias)) = \(Int(try KeyRingCheck.keyID(of: secret)))
                 RETURNING counter
                 """)
-            if !swapped.isEmpty { return current }
+            if let stored = swapped.first {
+                // What the row holds now must be what was written: a trigger or rule that keeps
+                // the old counter would otherwise let the same value be claimed again.
+                guard try stored.decode(Int64.self) == Int64(bitPattern: advanced.counter) else {
+                    throw PostgresStorageError(.server, "The database did not store the advanced HOTP counter of \(uuid) "
+                        + "(a trigger or rule changed the update); no code was issued. Check the table coffer_mechanisms.")
+                }
+                return current
+            }
             // Another caller moved the counter first, or the key ring has a newer key: read again.
             database.keys.forgetPrimary(keyAlias)
         }

@@ -25,6 +25,10 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
     public var database: String
     public var sslMode: SSLMode
     public var connectTimeout: Duration
+    /// The operating-system user the server runs as (`requirepeer`), for a Unix socket: a
+    /// socket owned by anyone else is refused (``checkSocket()``). `nil`: the socket must
+    /// belong to root, to you, or to `postgres`.
+    public var requiredPeer: String?
 
     /// How TLS is used over TCP.
     public enum SSLMode: String, Sendable {
@@ -41,13 +45,17 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
               let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres" else {
             throw invalid("must look like postgresql://user@host/database or postgresql://user@/database?host=/run/postgresql")
         }
+        guard components.fragment == nil else { throw invalid("has a '#' part, which means nothing to PostgreSQL") }
         var parameters: [String: String] = [:]
         for item in components.queryItems ?? [] {
-            guard ["host", "port", "user", "password", "dbname", "sslmode", "connect_timeout"].contains(item.name) else {
+            guard ["host", "port", "user", "password", "dbname", "sslmode", "connect_timeout", "requirepeer"].contains(item.name) else {
                 throw invalid("has a parameter Coffer does not know: '\(item.name)'")
             }
+            // Given twice, which one counts is a guess (sslmode=require&sslmode=disable): refused.
+            guard parameters[item.name] == nil else { throw invalid("gives '\(item.name)' more than once") }
             parameters[item.name] = item.value ?? ""
         }
+        requiredPeer = parameters["requirepeer"]
         user = parameters["user"] ?? components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
         password = parameters["password"] ?? components.password
         let hostText = parameters["host"] ?? components.host.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding }
@@ -83,6 +91,34 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
     /// The path of the server's socket file, for a Unix socket connection.
     public var socketPath: String? {
         socketDirectory.map { "\($0)/.s.PGSQL.\(port)" }
+    }
+
+    /// Checks that the Unix socket, when there is one, belongs to the server's user (see
+    /// ``requiredPeer``): in a directory others can write to (`/tmp`), another local user could
+    /// otherwise put a server of theirs there first and receive the password and every write.
+    /// A socket that is not there yet passes (there is nothing to check).
+    public func checkSocket() throws(PostgresStorageError) {
+        guard let socketPath else { return }
+        var info = stat()
+        guard lstat(socketPath, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw .invalidConfiguration("\(socketPath) is not a socket (a file or link is in its place); check host= in the database URL")
+        }
+        let allowed: Set<uid_t> = if let requiredPeer {
+            Set([Self.uid(of: requiredPeer)].compactMap { $0 })
+        } else {
+            Set([0, geteuid(), Self.uid(of: "postgres")].compactMap { $0 })
+        }
+        guard allowed.contains(info.st_uid) else {
+            let owner = getpwuid(info.st_uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(info.st_uid)"
+            throw .invalidConfiguration("the socket \(socketPath) belongs to \(owner), not to the server's user "
+                + "(\(requiredPeer ?? "root, postgres or you")): another user may be standing in for the server. "
+                + "If \(owner) does run the server, say so with requirepeer=\(owner) in the database URL")
+        }
+    }
+
+    private static func uid(of name: String) -> uid_t? {
+        getpwnam(name).map { $0.pointee.pw_uid }
     }
 
     /// Where it connects, for messages: never the password.

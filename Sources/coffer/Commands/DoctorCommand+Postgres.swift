@@ -18,6 +18,14 @@ extension DoctorCommand {
         } catch {
             return report(.fail, "postgres URL", error.localizedDescription)
         }
+        if url.socketPath != nil {
+            do {
+                try url.checkSocket()
+                report(.ok, "postgres socket", "belongs to \(url.requiredPeer ?? "root, postgres or you"), or is not there yet")
+            } catch {
+                return report(.fail, "postgres socket", error.localizedDescription)
+            }
+        }
         do {
             kek = try PostgresBackend.kek(in: data.directory)
             report(.ok, "postgres key-encryption key", "\(PostgresBackend.kekLocation(in: data.directory)), fingerprint \(kek.fingerprint)")

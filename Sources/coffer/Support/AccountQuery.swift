@@ -59,9 +59,10 @@ enum AccountQuery {
         }
     }
 
-    /// `Issuer: account`, with the names shown.
+    /// `Issuer: account`, with the names shown, control characters escaped (names come from a
+    /// database that others may write to).
     static func title(_ account: Account) -> String {
-        "\(account.shownIssuer): \(account.shownAccountName)"
+        ImportEntry.printable("\(account.shownIssuer): \(account.shownAccountName)")
     }
 
     /// Case-, accent- and width-insensitive, surrounding whitespace trimmed. ASCII text (most

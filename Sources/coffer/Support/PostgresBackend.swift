@@ -60,6 +60,7 @@ enum PostgresBackend {
             throw CommandFailure("no PostgreSQL server is listening at \(socket) (there is no socket file); "
                 + "start the server, or check host= in COFFER_DATABASE_URL")
         }
+        try url.checkSocket()  // before the key-encryption key: who answers there comes first
         var options = CofferDatabase.Configuration.Options()
         options.listensForChanges = false  // the tool keeps no cached values to keep in step
         options.maximumConnections = 4

@@ -181,6 +181,27 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     /// Removes the mechanism when it owns no notification any more (see
     /// ``removeAccount(account:)``).
+    /// Removes the mechanism in one statement, only if its counter is still `mechanism.counter`.
+    public func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool {
+        try diagnostics.attemptThrowing("removeMechanismIfUnchanged") {
+            try database.write { db in
+                let owned = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notification WHERE mechanismUUID = ?",
+                                             arguments: [mechanism.mechanismUUID]) ?? 0
+                guard owned == 0 else {
+                    throw StorageClientError.stillOwnsRecords(what: "The mechanism \(mechanism.mechanismUUID)", count: owned)
+                }
+                try db.execute(sql: "DELETE FROM mechanism WHERE mechanismUUID = ? AND counter = ?",
+                               arguments: [mechanism.mechanismUUID, Int64(bitPattern: mechanism.counter)])
+                if db.changesCount > 0 { return true }
+                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM mechanism WHERE mechanismUUID = ?)",
+                                        arguments: [mechanism.mechanismUUID]) == true else {
+                    throw StorageClientError.mechanismNotFound(uuid: mechanism.mechanismUUID)
+                }
+                return false
+            }
+        }
+    }
+
     @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
         attempt("removeMechanism") {
             try database.write { db in
@@ -208,11 +229,18 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     /// reads again. No two callers, in any process, get the same value.
     public func advanceCounter(mechanismUUID uuid: String) throws -> Mechanism {
         try diagnostics.attemptThrowing("advanceCounter") {
+            var previous: MechanismRow?
             while true {
                 guard let row = try database.read({ try Row.fetchOne($0.cachedStatement(sql: MechanismRow.select + "WHERE mechanismUUID = ?"), arguments: [uuid]) }) else {
                     throw StorageClientError.mechanismNotFound(uuid: uuid)
                 }
                 let stored = try MechanismRow(row, store: path)
+                if let previous, previous.counter == stored.counter, previous.secret == stored.secret {
+                    // The update matched nothing, yet nobody moved the row (a trigger swallows it).
+                    throw StorageClientError.failed(operation: "advance the HOTP counter of \(uuid): the update matched no row "
+                        + "although nobody else moved it; no code was issued", cause: nil)
+                }
+                previous = stored
                 let current = try mechanism(stored, OpenedFields(sealer, sealedFields(of: stored)))
                 var advanced = current
                 advanced.counter = try current.nextCounter()

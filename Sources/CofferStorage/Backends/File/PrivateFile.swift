@@ -20,11 +20,16 @@ import Foundation
 public enum PrivateFile {
     /// Reads a file of secrets (a key a person keeps for Coffer): it must be a regular file,
     /// yours, and not readable or writable by group or others (``FileTrust``, checked on the
-    /// open descriptor; a symbolic link is refused). `nil` when there is no file.
-    public static func read(_ path: String) throws(StorageError) -> Data? {
+    /// open descriptor; a symbolic link is refused). `nil` when there is no file. A file larger
+    /// than `limit` bytes is refused unread (``StorageError/corrupted(location:reason:)``).
+    public static func read(_ path: String, limit: Int = 1 << 20) throws(StorageError) -> Data? {
         try FileTrust.checkPath((path as NSString).deletingLastPathComponent)
         guard let fd = try FileTrust.openForReading(path, .privateFile) else { return nil }
         defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, Int(info.st_size) > limit {
+            throw .corrupted(location: path, reason: "it is \(info.st_size) bytes, more than a key file holds (\(limit))")
+        }
         return try POSIX.readAll(fd, path: path)
     }
 

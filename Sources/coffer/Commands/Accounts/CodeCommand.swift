@@ -103,7 +103,7 @@ struct CodeCommand: AsyncParsableCommand {
         let issuesHOTP = query != nil && entries.count == 1
         var outputs: [CodeOutput] = []
         for entry in entries {
-            let issuer = entry.account.shownIssuer, name = entry.account.shownAccountName
+            let issuer = ImportEntry.printable(entry.account.shownIssuer), name = ImportEntry.printable(entry.account.shownAccountName)
             for mechanism in entry.mechanisms where mechanism.type != .push {
                 if mechanism.type == .hotp, !issuesHOTP {
                     outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: nil,

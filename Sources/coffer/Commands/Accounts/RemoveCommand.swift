@@ -63,6 +63,10 @@ struct RenameCommand: AsyncParsableCommand {
             guard issuer != nil || account != nil else { throw CommandFailure("give --issuer, --account or both") }
             let newIssuer = issuer?.trimmingCharacters(in: .whitespaces), newAccount = account?.trimmingCharacters(in: .whitespaces)
             guard newIssuer?.isEmpty != true, newAccount?.isEmpty != true else { throw CommandFailure("a name must not be empty") }
+            // As `add` refuses them in a URI: a name is printed, and must not rewrite the terminal.
+            for name in [newIssuer, newAccount].compactMap({ $0 }) where name.unicodeScalars.contains(where: MechanismURI.isControl) {
+                throw CommandFailure("a name must not contain control characters")
+            }
             let (authenticator, storage) = try options.open()
             let matches = try AccountQuery.entries(matching: query, authenticator, storage)
             guard matches.count == 1, var renamed = matches.first?.account else {
