@@ -2,7 +2,7 @@ import CofferAuthenticator
 import Dispatch
 import Foundation
 
-/// A conformance suite for ``Authenticator/StorageClient`` implementations: the project runs it
+/// A conformance suite for `Authenticator.StorageClient` implementations: the project runs it
 /// against every built-in client, and you can run it against yours.
 ///
 /// ```swift

@@ -1,6 +1,6 @@
 import CofferStorage
 
-/// A conformance suite for any ``Storage/Storage`` implementation: the project runs it against
+/// A conformance suite for any `Storage` implementation: the project runs it against
 /// every built-in backend, and you can run it against yours.
 ///
 /// It needs no test framework: each check throws a ``ConformanceFailure`` naming what broke, so it

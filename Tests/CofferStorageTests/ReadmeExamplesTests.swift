@@ -173,7 +173,7 @@ struct ReadmeExamplesTests {
         #expect(try Data(contentsOf: storage.fileURL) == damaged)
     }
 
-    @Test("every Swift example in the README appears in this file or ReadmeAuthenticatorTests.swift")
+    @Test("every Swift example in the README and the DocC catalogs appears in a test file")
     func readmeMatchesThisFile() throws {
         let here = URL(fileURLWithPath: #filePath)
         let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -183,8 +183,14 @@ struct ReadmeExamplesTests {
         let source = normalized(try String(contentsOf: here, encoding: .utf8))
             + normalized(try String(contentsOf: authenticatorExamples, encoding: .utf8))
             + normalized(try String(contentsOf: serverExamples, encoding: .utf8))
-        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
+        var blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
         #expect(blocks.count >= 12)
+        // The DocC articles' examples too: every one must be code a test compiles.
+        let sources = root.appendingPathComponent("Sources")
+        for path in FileManager.default.subpaths(atPath: sources.path) ?? [] where path.contains(".docc/") && path.hasSuffix(".md") {
+            let article = try String(contentsOf: sources.appendingPathComponent(path), encoding: .utf8)
+            blocks += article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
+        }
         for block in blocks {
             let lines = normalized(block)
             let found = (0...max(0, source.count - lines.count)).contains { Array(source[$0..<($0 + lines.count)]) == lines }
@@ -195,5 +201,21 @@ struct ReadmeExamplesTests {
     private func normalized(_ text: String) -> [String] {
         text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && !$0.hasPrefix("import ") }
+    }
+}
+
+/// A storage of one's own, as the CofferStorageTesting landing page names it.
+struct MyStorage<T: Codable & Sendable>: Storage {
+    private let shelf = ShelfStorage<T>(shelf: Shelf(), key: "mine")
+    func save(item: T) async throws { try await shelf.save(item: item) }
+    func get() async throws -> T? { try await shelf.get() }
+    func delete() async throws { try await shelf.delete() }
+}
+
+/// The DocC landing pages' examples (the drift check above covers the catalogs too).
+@Suite("DocC examples")
+struct DocCExamplesTests {
+    @Test func myStorageConforms() async throws {
+        try await StorageConformance(makeStorage: { MyStorage<ConformanceSample>() }).run()
     }
 }

@@ -32,6 +32,8 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// Creates a client over `storage`.
     ///
     /// - Parameters:
+    ///   - storage: Where the accounts, mechanisms and notifications are kept.
+    ///   - logger: Receives a line for every refused or failed operation (never a secret).
     ///   - enableCredentialCache: Keep the assembled account list in memory between calls (it is
     ///     rebuilt after every change made through this client).
     ///   - clock: The time used for TOTP codes and new records; injectable for tests.

@@ -143,7 +143,7 @@ public enum DefaultAuthenticatorStorage {
         try KeyStoreSelection.recordedLocation(in: directory, record: keyStoreRecord)
     }
 
-    /// Opens the default storage in `directory` (default: ``DataDirectory/default``).
+    /// Opens the default storage in `directory` (default: `DataDirectory.default`).
     public static func open(directory: URL? = nil, logger: Logger = Logger(label: "org.coffer.authenticator")) throws -> SQLiteStorageClient {
         let directory = directory ?? DataDirectory.default
         let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger)

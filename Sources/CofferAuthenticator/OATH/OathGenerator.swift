@@ -59,7 +59,7 @@ public enum OathGenerator {
     static let steamAlphabet = Array("23456789BCDFGHJKMNPQRTVWXY")
 
     /// The Steam Guard code at `date`: the 31-bit HOTP value of the 30-second step (SHA-1), as 5
-    /// characters of ``steamAlphabet``, least significant first.
+    /// characters of `steamAlphabet`, least significant first.
     public static func steam(secret: Data, at date: Date = Date()) throws(Failure) -> OathCode {
         guard !secret.isEmpty else { throw .emptySecret }
         let step = UInt64(max(0, date.timeIntervalSince1970)) / 30

@@ -46,7 +46,7 @@ package struct StoredMechanism: Sendable {
         self.challenge = challenge
     }
 
-    /// The identity its secret must open under (``MechanismBinding``'s full binding), from the
+    /// The identity its secret must open under (`MechanismBinding`'s full binding), from the
     /// row's own columns: a row whose columns were edited does not open.
     package var secretIdentity: String {
         MechanismBinding.secretIdentity(uuid: uuid, columns: [issuer, accountName, type, algorithm, String(digits), String(period), String(counter)])

@@ -191,7 +191,10 @@ public enum AegisVault {
 
     /// A vault file holding `entries`, encrypted under `password` when one is given.
     ///
-    /// - Parameter scryptRounds: scrypt's N; Aegis uses 2^15. Lower only in tests.
+    /// - Parameters:
+    ///   - entries: The accounts to write, one vault entry each.
+    ///   - password: Seals the vault (a password slot) when given; `nil` writes it in the clear.
+    ///   - scryptRounds: scrypt's N; Aegis uses 2^15. Lower only in tests.
     public static func write(_ entries: [Entry], password: String?, scryptRounds: Int = 1 << 15) throws -> Data {
         let content = Content(version: 1, entries: entries, groups: nil)
         let file: File

@@ -20,7 +20,7 @@ extension PostgresStorageClient: StorageClient {
     }
 
     /// Removes the account when it owns no mechanism any more; one that does is left, with
-    /// ``StorageClientError/stillOwnsRecords(what:count:)`` in ``lastError``.
+    /// `StorageClientError.stillOwnsRecords` in ``lastError``.
     @discardableResult public func removeAccount(account: Account) -> Bool {
         blocking("removeAccount") { try await self.delete(account) } ?? false
     }

@@ -12,7 +12,7 @@ extension PostgresStorageClient {
     }
 
     /// Removes the account. One that still owns mechanisms is refused
-    /// (``StorageClientError/stillOwnsRecords(what:count:)``) unless `withItsRecords`: then it
+    /// (`StorageClientError.stillOwnsRecords`) unless `withItsRecords`: then it
     /// is removed with its mechanisms and their notifications in one transaction, provided every
     /// one of them can be read. Returns whether there was such an account.
     @discardableResult
@@ -55,8 +55,8 @@ extension PostgresStorageClient {
 
     /// Stores a new mechanism (and its account, with no display details, when there is none),
     /// never replacing anything: a mechanism with its UUID, or one of its type for its account,
-    /// readable or not, makes it fail with ``StorageClientError/uuidTaken(uuid:)`` or
-    /// ``StorageClientError/mechanismExists(issuer:accountName:type:)``, writing nothing.
+    /// readable or not, makes it fail with `StorageClientError.uuidTaken` or
+    /// `StorageClientError.mechanismExists`, writing nothing.
     public func insert(_ mechanism: Mechanism) async throws {
         try await write([mechanism], insertOnly: true, operation: "add a mechanism")
     }
@@ -164,7 +164,7 @@ extension PostgresStorageClient {
     // MARK: - Notifications
 
     /// Stores the notification, or updates the stored one with the same message id for the same
-    /// mechanism. Its mechanism must be stored (``StorageClientError/mechanismNotFound(uuid:)``).
+    /// mechanism. Its mechanism must be stored (`StorageClientError.mechanismNotFound`).
     public func save(_ notification: PushNotification) async throws {
         try await KeyRingCheck.retrying(alias: keyAlias, keys: database.keys, during: "save a notification") {
             let challenge = try await sealing([(notification.challenge, OwnerBinding.challenge(
@@ -319,7 +319,7 @@ extension PostgresStorageClient {
     }
 
     /// Locks the mechanisms `query` selects and their notifications, and opens every sealed
-    /// field; throws ``StorageClientError/stillOwnsRecords(what:count:)`` when any cannot be
+    /// field; throws `StorageClientError.stillOwnsRecords` when any cannot be
     /// read (so nothing unseen is deleted). Returns the mechanisms' UUIDs.
     private func lockReadable(mechanisms query: PostgresQuery, what: String, on connection: PostgresConnection) async throws -> [String] {
         let owner = self.owner, logger = database.logger

@@ -4,17 +4,17 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The authenticator's ``StorageClient`` on PostgreSQL: the accounts, mechanisms and
+/// The authenticator's `StorageClient` on PostgreSQL: the accounts, mechanisms and
 /// notifications of one *owner* (a user of an authentication service), in tables that many
 /// owners and many instances share.
 ///
 /// Two faces over the same rows:
-/// - the spec's synchronous ``StorageClient`` protocol, for apps and the `coffer` tool (each
+/// - the spec's synchronous `StorageClient` protocol, for apps and the `coffer` tool (each
 ///   call blocks its thread until the database answers, at most the operation deadline);
 /// - an async API for servers, which blocks no thread: ``account(issuer:accountName:)``,
 ///   ``save(_:)-(Account)``, ``insert(_:)``, ``advanceCounter(of:)`` and the rest.
 ///
-/// What it promises, like ``SQLiteStorageClient``:
+/// What it promises, like `SQLiteStorageClient`:
 /// - Secrets (a mechanism's secret and challenge, a notification's challenge) are sealed with
 ///   AES-256-GCM under the database's key ring (``DatabaseKeyStore``), each bound to the owner,
 ///   its row and the columns that decide which code is shown (issuer, account name, type,
@@ -22,7 +22,7 @@ import PostgresNIO
 ///   not open: it is left out of results, counted in ``unreadableRecordCount`` and never
 ///   changed. Names, types and times are plain, so every lookup is an indexed query.
 /// - A write never replaces another object: ``insert(_:)`` only inserts, and ``save(_:)-(Mechanism)``
-///   updates only the row with the same UUID, account and type (``StorageClientError``).
+///   updates only the row with the same UUID, account and type (`StorageClientError`).
 /// - A HOTP counter moves by compare-and-swap in one statement (``advanceCounter(of:)``): no
 ///   two callers, on any instance, get the same value.
 /// - Removing an account or mechanism that owns records fails, unless asked to remove them with
@@ -54,6 +54,8 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
     /// ``CofferDatabase/run()``, and migrated, ``CofferDatabase/migrate()``).
     ///
     /// - Parameters:
+    ///   - database: The shared database.
+    ///   - owner: Whose records (a user id of your service); every query is scoped to it.
     ///   - keyAlias: The key ring in `coffer_keys` that seals the secrets.
     ///   - logger: Receives a line for every failure (never a secret).
     public init(database: CofferDatabase, owner: String, keyAlias: String = defaultKeyAlias,

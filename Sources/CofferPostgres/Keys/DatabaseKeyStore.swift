@@ -5,7 +5,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// A ``KeyStore`` whose keys live in the database (`coffer_keys`), each data key wrapped under
+/// A `KeyStore` whose keys live in the database (`coffer_keys`), each data key wrapped under
 /// the ``KeyEncryptionKey`` every instance holds: all instances of a service share one key ring.
 ///
 /// A key id never changes meaning, so unwrapped keys are cached for the life of the store. The

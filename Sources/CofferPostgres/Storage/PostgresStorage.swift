@@ -4,21 +4,21 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// The ``Storage`` protocol on PostgreSQL: one sealed value per (namespace, key), for example
+/// The `Storage` protocol on PostgreSQL: one sealed value per (namespace, key), for example
 /// one token set per user session of a backend-for-frontend, shared by every instance.
 ///
 /// The value is JSON, bound to its (namespace, key) and sealed with AES-256-GCM under the
-/// database's key ring (``DatabaseKeyStore``), exactly as ``EncryptedFileStorage`` seals a
+/// database's key ring (``DatabaseKeyStore``), exactly as `EncryptedFileStorage` seals a
 /// file: a row copied onto another key fails with `StorageError.identityMismatch`, a changed
 /// byte with `.decryptionFailed`, and neither is ever returned or overwritten silently.
 /// ``rotateKey()`` rotates the key ring all instances share.
 ///
-/// With ``CacheStrategy/cache``, a write by another instance reaches this one's memory copy
+/// With `CacheStrategy.cache`, a write by another instance reaches this one's memory copy
 /// through the database's change channel (`LISTEN`/`NOTIFY`), normally within milliseconds.
 /// While that channel is down (not yet connected, or the listening connection lost and being
 /// made again) every `get` reads the database, and when it is up again every copy is
 /// forgotten. What remains is the moment a notification takes to arrive: use
-/// ``CacheStrategy/noCache`` where every read must see every other instance's last write.
+/// `CacheStrategy.noCache` where every read must see every other instance's last write.
 public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @unchecked Sendable {
     // @unchecked Sendable: adds only immutable properties to StorageDelegate (which is safe).
 
@@ -34,8 +34,12 @@ public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @
     /// A storage for the value at (`namespace`, `key`) in `database`.
     ///
     /// - Parameters:
+    ///   - database: The shared database.
+    ///   - namespace: The namespace (a tenant, a kind of value).
+    ///   - key: The key within the namespace (a session id, a user id).
     ///   - keyAlias: The key ring's alias in the database. Defaults to `org.coffer.postgres.values`.
-    ///   - cacheStrategy: How to keep a (plaintext) memory copy. Defaults to ``CacheStrategy/noCache``.
+    ///   - cacheStrategy: How to keep a (plaintext) memory copy. Defaults to `CacheStrategy.noCache`.
+    ///   - logger: Receives a line for every failure (never a value).
     public init(
         database: CofferDatabase, namespace: String, key: String, keyAlias: String = "org.coffer.postgres.values",
         cacheStrategy: CacheStrategy = .noCache, logger: Logger = Logger(label: "org.coffer.postgres.storage")
@@ -62,7 +66,7 @@ public final class PostgresStorage<T: Codable & Sendable>: StorageDelegate<T>, @
         if let subscription { database.changes.unsubscribe(subscription) }
     }
 
-    /// Returns the stored value. With ``CacheStrategy/cache``, from memory only while the
+    /// Returns the stored value. With `CacheStrategy.cache`, from memory only while the
     /// database is listening for other instances' changes (``CofferDatabase/isListeningForChanges``).
     public override func get() async throws -> T? {
         if subscription != nil, !database.changes.isListening { await forgetMemoryCopy() }

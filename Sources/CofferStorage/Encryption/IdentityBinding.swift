@@ -43,7 +43,11 @@ public enum IdentityBinding {
 
     /// Returns the payload of `data` after checking that it was wrapped with `identity`.
     ///
-    /// - Parameter location: Where the data came from, for error messages.
+    /// - Parameters:
+    ///   - data: What ``wrap(_:identity:)`` returned, as read back.
+    ///   - identity: Where the data must belong; anything else is
+    ///     ``StorageError/identityMismatch(location:expected:found:)``.
+    ///   - location: Where the data came from, for error messages.
     public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
         let data = Data(data)
         let found = try Self.identity(of: data, location: location)

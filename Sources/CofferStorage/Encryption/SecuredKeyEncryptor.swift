@@ -42,6 +42,7 @@ public struct SecuredKeyEncryptor: Encryptor {
     /// An encryptor with `keyAlias`, or the reason the keyring cannot be used.
     ///
     /// - Parameters:
+    ///   - keyAlias: The keyring item's alias that holds the key.
     ///   - timeout: How long each key lookup may take later.
     ///   - checkTimeout: How long the availability check may block the caller.
     public static func make(

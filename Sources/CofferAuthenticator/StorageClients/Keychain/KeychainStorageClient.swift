@@ -5,7 +5,7 @@ import CofferStorage
 /// The spec's default ``StorageClient``, on the OS keyring (the freedesktop Secret Service).
 ///
 /// Every object is one keyring item, found by plain attributes and holding the object's JSON
-/// sealed by the encryptor (``SecuredKeyEncryptor`` by default) and bound to the object's
+/// sealed by the encryptor (`SecuredKeyEncryptor` by default) and bound to the object's
 /// identity, so an item copied onto another object's attributes does not open:
 ///
 /// | object | `service` attribute | other attributes |
@@ -36,7 +36,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         self.diagnostics = ClientDiagnostics(logger: logger, store: "keyring (\(servicePrefix).*)")
     }
 
-    /// Creates a client sealed by a ``SecuredKeyEncryptor``, as the spec's `OathKeychainStorage()`
+    /// Creates a client sealed by a `SecuredKeyEncryptor`, as the spec's `OathKeychainStorage()`
     /// does. When the keyring cannot be used, the client is still created, but every operation
     /// fails (returning `false`/`nil`/`[]`, with the reason in ``lastError`` and the log): it never
     /// falls back to storing secrets unsealed. Use ``make(servicePrefix:logger:)`` to be told at once.
@@ -52,7 +52,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         self.init(encryptor: encryptor, servicePrefix: servicePrefix, logger: logger)
     }
 
-    /// Creates a client sealed by a ``SecuredKeyEncryptor``, or throws why the keyring cannot be
+    /// Creates a client sealed by a `SecuredKeyEncryptor`, or throws why the keyring cannot be
     /// used.
     public static func make(servicePrefix: String = "org.coffer.authenticator", logger: Logger = Logger(label: "org.coffer.authenticator.keychain")) throws(KeychainError) -> KeychainStorageClient {
         KeychainStorageClient(encryptor: try SecuredKeyEncryptor.make(keyAlias: servicePrefix + ".key"), servicePrefix: servicePrefix, logger: logger)

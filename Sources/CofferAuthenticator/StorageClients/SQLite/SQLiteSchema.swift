@@ -7,7 +7,7 @@ import GRDB
 /// Secrets (a mechanism's secret and challenge, a notification's challenge) are stored sealed
 /// in BLOB columns; everything else is plain so that every lookup of the ``StorageClient``
 /// protocol is an indexed query, and the columns that decide which code is shown under which
-/// name are bound to the sealed secret (``MechanismBinding``). Times are REAL seconds since Foundation's reference date
+/// name are bound to the sealed secret (`MechanismBinding`). Times are REAL seconds since Foundation's reference date
 /// (2001-01-01 00:00:00 UTC), which round-trips a `Date` exactly.
 enum SQLiteSchema {
     /// Coffer's mark in a database header (`PRAGMA application_id`): "Cofr".

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import CofferStorage
 
-/// The store's key check, and bringing rows written before ``MechanismBinding`` under it.
+/// The store's key check, and bringing rows written before `MechanismBinding` under it.
 extension SQLiteStorageClient {
     /// The field the key check is sealed under.
     static let keyCheckField = "keyCheck"
@@ -58,7 +58,7 @@ extension SQLiteStorageClient {
         return problem
     }
 
-    /// Re-seals the secrets of rows written before ``MechanismBinding`` (bound to their UUID
+    /// Re-seals the secrets of rows written before `MechanismBinding` (bound to their UUID
     /// only) under the full binding, each by compare-and-swap on its sealed bytes. Rows that do
     /// not open are left as they are (and counted when read).
     func bindLegacyRows() {

@@ -8,9 +8,9 @@ import Synchronization
 ///
 /// - WAL mode and a 10-second busy timeout, so several processes can use one file.
 /// - Foreign keys with cascading deletes, an index for every lookup the protocol has, and
-///   versioned migrations (``SQLiteSchema``).
+///   versioned migrations (`SQLiteSchema`).
 /// - Secrets sealed field by field with the encryptor you pass, each bound to its row and to the
-///   columns that decide which code is shown under which name (``MechanismBinding``): a sealed
+///   columns that decide which code is shown under which name (`MechanismBinding`): a sealed
 ///   secret copied to another row, or a row whose issuer, type or counter was changed, does not
 ///   open.
 /// - Writes never replace another object: a mechanism is inserted, or updated under the same

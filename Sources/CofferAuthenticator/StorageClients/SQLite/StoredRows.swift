@@ -48,7 +48,7 @@ private struct ColumnReader {
 @dynamicMemberLookup
 struct MechanismRow {
     let stored: StoredMechanism
-    /// Which ``MechanismBinding`` the secret is sealed under.
+    /// Which `MechanismBinding` the secret is sealed under.
     let binding: Int
 
     subscript<Value>(dynamicMember path: KeyPath<StoredMechanism, Value>) -> Value { stored[keyPath: path] }

@@ -6,7 +6,7 @@ import Logging
 /// The value is serialised to JSON, bound to its file name (see ``IdentityBinding``) and sealed
 /// by an ``AESGCMEncryptor`` in a ``SealedEnvelope``. Writes are atomic and durable and safe
 /// between processes; the file is 0600 in a directory created 0700. A damaged, truncated,
-/// tampered, swapped or wrong-key file makes ``get()`` throw and is left as it is.
+/// tampered, swapped or wrong-key file makes ``StorageDelegate/get()`` throw and is left as it is.
 ///
 /// ```swift
 /// let storage = EncryptedFileStorage<Dog>(fileName: "com.example.safe", keyAlias: "com.example.v1.KEYS")
@@ -77,7 +77,7 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
     }
 
     /// Makes a new primary key for this storage's alias and returns its id. The stored value still
-    /// opens; the next ``save(item:)`` seals it under the new key.
+    /// opens; the next ``StorageDelegate/save(item:)`` seals it under the new key.
     ///
     /// - Throws: ``StorageError/keyMissing(location:keyAlias:keyID:)`` when the key store holds
     ///   no key but the file is sealed under one: a "rotation" would start a second key.
