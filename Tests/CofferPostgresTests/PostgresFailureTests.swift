@@ -135,7 +135,8 @@ struct PostgresFailureTests {
     func terminatedConnections() async throws {
         let url = try await TestPostgres.freshDatabase()
         let hotp = Mechanism(issuer: "Bank", accountName: "bob", type: .hotp, secret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
-        try await TestPostgres.running(try TestPostgres.database(url) { $0.operationTimeout = .seconds(5) }) { database in
+        // 15 s: the suite runs many heavy tests at once on two cores; a hang would still end the test.
+        try await TestPostgres.running(try TestPostgres.database(url) { $0.operationTimeout = .seconds(15) }) { database in
             let client = PostgresStorageClient(database: database, owner: "bob")
             try await client.insert(hotp)
             let outcome = try await withThrowingTaskGroup(of: (claimed: [UInt64], failures: [String], batches: [Int]).self) { group in
