@@ -170,7 +170,7 @@ case "postgres-add", "postgres-hotp", "postgres-save":
     do {
         var options = CofferDatabase.Configuration.Options()
         options.listensForChanges = false
-        options.operationTimeout = .seconds(5)
+        options.operationTimeout = .seconds(30)  // generous: several of these run at once beside the suite
         let database = try CofferDatabase(configuration: .init(
             url: try PostgresConnectionURL(arguments[1]), keyEncryptionKey: try KeyEncryptionKey.load(fromFile: arguments[2]), options: options))
         let running = Task { try await database.run() }
