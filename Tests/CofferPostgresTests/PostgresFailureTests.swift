@@ -33,16 +33,21 @@ struct PostgresFailureTests {
         try await CofferProcess.run(executable: try CofferProcess.builtExecutable("coffer-stress"), arguments, deadline: .seconds(300))
     }
 
+    /// Runs `coffer-stress` as 4 processes at once, process `n` with `arguments(n)`.
+    func fourProcesses(_ arguments: @escaping @Sendable (Int) -> [String]) async throws -> [CofferProcess.Result] {
+        try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
+            for process in 0..<4 { group.addTask { try await stress(arguments(process)) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
     @Test("4 processes × 500 adds on one database: every account there, every secret opens")
     func concurrentAdds() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let url = try await TestPostgres.freshDatabase()
         let (kekPath, kek) = try kekFile(in: directory)
-        let results = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
-            for writer in 0..<4 { group.addTask { try await stress(["postgres-add", url, kekPath, "shared", "\(writer)", "\(Self.operations)"]) } }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let results = try await fourProcesses { ["postgres-add", url, kekPath, "shared", "\($0)", "\(Self.operations)"] }
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         try await TestPostgres.running(try TestPostgres.database(url, kek: kek)) { database in
             let client = PostgresStorageClient(database: database, owner: "shared")
@@ -64,10 +69,7 @@ struct PostgresFailureTests {
         let (kekPath, kek) = try kekFile(in: directory)
         let hotp = Mechanism(issuer: "Bank", accountName: "bob", type: .hotp, secret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
         try await TestPostgres.running(try TestPostgres.database(url, kek: kek)) { try await PostgresStorageClient(database: $0, owner: "bob").insert(hotp) }
-        let results = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
-            for _ in 0..<4 { group.addTask { try await stress(["postgres-hotp", url, kekPath, "bob", hotp.mechanismUUID, "50"]) } }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let results = try await fourProcesses { _ in ["postgres-hotp", url, kekPath, "bob", hotp.mechanismUUID, "50"] }
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         let counters = results.flatMap { $0.stdout.split(separator: "\n").compactMap { UInt64($0) } }
         #expect(counters.sorted() == Array(0..<200))
@@ -94,10 +96,7 @@ struct PostgresFailureTests {
 
     func crash(cluster: String, url: String, directory: TemporaryDirectory) async throws {
         let (kekPath, kek) = try kekFile(in: directory)
-        async let writers = withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
-            for writer in 0..<4 { group.addTask { try await stress(["postgres-save", url, kekPath, "\(writer)", "\(Self.operations)"]) } }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        async let writers = fourProcesses { ["postgres-save", url, kekPath, "\($0)", "\(Self.operations)"] }
         // Twice: kill the server in the middle of the writes, leave it down a moment, start it.
         for _ in 0..<2 {
             try await Task.sleep(for: .seconds(2))

@@ -38,20 +38,10 @@ public enum PrivateFile {
     /// so nothing is ever replaced: the new file is linked into place, which fails when the
     /// name exists.
     public static func create(_ data: Data, at path: String) throws(StorageError) {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileTrust.checkCreatingIn(directory)
-        let temporary = directory + "/." + url.lastPathComponent + "." + UUID().uuidString.prefix(12) + ".tmp"
-        let fd = try POSIX.createExclusively(temporary)
+        let temporary = try durableTemporary(data, beside: path)
         defer { unlink(temporary) }
-        do {
-            try POSIX.writeAll(fd, data, path: temporary)
-            try POSIX.call("fsync", temporary) { fsync(fd) }
-        } catch {
-            close(fd)
-            throw error
-        }
-        try POSIX.call("close", temporary) { close(fd) }
         if link(temporary, path) != 0 {
             if errno == EEXIST {
                 var info = stat()
@@ -70,25 +60,39 @@ public enum PrivateFile {
     ///   directory, ``StorageError/io(operation:path:code:)`` when writing fails (nothing is
     ///   left behind then).
     public static func write(_ data: Data, to path: String) throws(StorageError) {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileTrust.checkReplaceable(path)
         try FileTrust.checkCreatingIn(directory)
 
-        let temporary = directory + "/." + url.lastPathComponent + "." + UUID().uuidString.prefix(12) + ".tmp"
-        let fd = try POSIX.createExclusively(temporary)
+        let temporary = try durableTemporary(data, beside: path)
         var renamed = false
         defer { if !renamed { unlink(temporary) } }
+        try POSIX.call("rename", path) { rename(temporary, path) }
+        renamed = true
+        try POSIX.syncDirectory(directory)
+    }
+
+    /// Writes `data` to a new 0600 temporary file beside `path` (created exclusively, written,
+    /// `fsync`ed, closed) and returns its path; on failure nothing is left behind. The caller
+    /// links or renames it into place and removes what remains.
+    private static func durableTemporary(_ data: Data, beside path: String) throws(StorageError) -> String {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().path + "/." + url.lastPathComponent + "." + UUID().uuidString.prefix(12) + ".tmp"
+        let fd = try POSIX.createExclusively(temporary)
         do {
             try POSIX.writeAll(fd, data, path: temporary)
             try POSIX.call("fsync", temporary) { fsync(fd) }
         } catch {
             close(fd)
+            unlink(temporary)
             throw error
         }
-        try POSIX.call("close", temporary) { close(fd) }
-        try POSIX.call("rename", path) { rename(temporary, path) }
-        renamed = true
-        try POSIX.syncDirectory(directory)
+        do {
+            try POSIX.call("close", temporary) { close(fd) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        return temporary
     }
 }
