@@ -82,33 +82,34 @@ extension PostgresStorageClient {
                 return !uuids.isEmpty
             }
         }
-        let deleted = try await execute("remove a mechanism", """
-            DELETE FROM coffer_mechanisms m WHERE owner = \(owner) AND mechanism_uuid = \(uuid)
-            AND NOT EXISTS (SELECT 1 FROM coffer_notifications n WHERE n.owner = m.owner AND n.mechanism_uuid = m.mechanism_uuid)
-            RETURNING 1
-            """)
-        if !deleted.isEmpty { return true }
-        let owned = try await count("SELECT count(*) FROM coffer_notifications WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
-        if owned > 0 { throw StorageClientError.stillOwnsRecords(what: what, count: owned) }
-        return false
+        return try await deleteOwningNothing(uuid, ifCounterIs: nil, what: what)
     }
 
     /// Removes the mechanism, in one statement, only if its counter is still
     /// `mechanism.counter` and it owns no notification; returns `false` when the counter moved.
     public func deleteIfUnchanged(_ mechanism: Mechanism) async throws -> Bool {
         let owner = self.owner, uuid = mechanism.mechanismUUID
+        if try await deleteOwningNothing(uuid, ifCounterIs: Int64(bitPattern: mechanism.counter), what: "The mechanism \(uuid)") { return true }
+        guard try await count("SELECT count(*) FROM coffer_mechanisms WHERE owner = \(owner) AND mechanism_uuid = \(uuid)") > 0 else {
+            throw StorageClientError.mechanismNotFound(uuid: uuid)
+        }
+        return false
+    }
+
+    /// Deletes the mechanism if it owns no notification (and, given `counter`, only if its
+    /// counter is that); one that owns some is refused with
+    /// ``StorageClientError/stillOwnsRecords(what:count:)``. Returns whether a row was deleted.
+    private func deleteOwningNothing(_ uuid: String, ifCounterIs counter: Int64?, what: String) async throws -> Bool {
+        let owner = self.owner
         let deleted = try await execute("remove a mechanism", """
             DELETE FROM coffer_mechanisms m WHERE owner = \(owner) AND mechanism_uuid = \(uuid)
-            AND counter = \(Int64(bitPattern: mechanism.counter))
+            AND (\(counter)::bigint IS NULL OR counter = \(counter))
             AND NOT EXISTS (SELECT 1 FROM coffer_notifications n WHERE n.owner = m.owner AND n.mechanism_uuid = m.mechanism_uuid)
             RETURNING 1
             """)
         if !deleted.isEmpty { return true }
         let owned = try await count("SELECT count(*) FROM coffer_notifications WHERE owner = \(owner) AND mechanism_uuid = \(uuid)")
-        if owned > 0 { throw StorageClientError.stillOwnsRecords(what: "The mechanism \(uuid)", count: owned) }
-        guard try await count("SELECT count(*) FROM coffer_mechanisms WHERE owner = \(owner) AND mechanism_uuid = \(uuid)") > 0 else {
-            throw StorageClientError.mechanismNotFound(uuid: uuid)
-        }
+        if owned > 0 { throw StorageClientError.stillOwnsRecords(what: what, count: owned) }
         return false
     }
 
