@@ -29,8 +29,12 @@ import Synchronization
 public final class CofferDatabase: Service, Sendable {
     /// What the database needs: where it is, and the key-encryption key.
     public struct Configuration: Sendable {
+        /// Where the server is, and how to reach it.
         public var url: PostgresConnectionURL
+        /// The key that wraps the data keys in `coffer_keys`; every instance of a service holds the
+        /// same one.
         public var keyEncryptionKey: KeyEncryptionKey
+        /// Deadlines, caching and pool size.
         public var options: Options
 
         /// Tuning, each with its default.
@@ -46,9 +50,11 @@ public final class CofferDatabase: Service, Sendable {
             /// The most connections the pool opens. Default 20.
             public var maximumConnections = 20
 
+            /// The defaults.
             public init() {}
         }
 
+        /// A configuration; `options` default to ``Options/init()``.
         public init(url: PostgresConnectionURL, keyEncryptionKey: KeyEncryptionKey, options: Options = Options()) {
             self.url = url
             self.keyEncryptionKey = keyEncryptionKey
@@ -59,6 +65,7 @@ public final class CofferDatabase: Service, Sendable {
     /// The channel of `NOTIFY`s between instances.
     static let changeChannel = "coffer_changes"
 
+    /// What the database was made with.
     public let configuration: Configuration
     /// The connection pool.
     public let client: PostgresClient

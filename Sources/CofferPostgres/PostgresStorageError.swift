@@ -11,6 +11,7 @@ import PostgresNIO
 public struct PostgresStorageError: Error, Sendable {
     /// What kind of failure.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
+        /// The code's name (`unavailable`, `server`, …).
         public let description: String
         private init(_ name: String) { description = name }
 
@@ -29,6 +30,7 @@ public struct PostgresStorageError: Error, Sendable {
         public static let keyRingRotating = Code("keyRingRotating")
     }
 
+    /// What kind of failure: match on it (`error.code == .unavailable`) to decide whether to retry.
     public let code: Code
     /// What happened and what to do.
     public let message: String
@@ -94,6 +96,8 @@ extension PostgresStorageError {
 }
 
 extension PostgresStorageError: LocalizedError, CustomStringConvertible {
+    /// The ``message``.
     public var errorDescription: String? { message }
+    /// The ``message``: never a stored value, a secret or a password.
     public var description: String { message }
 }

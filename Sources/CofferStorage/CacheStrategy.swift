@@ -23,5 +23,6 @@ public enum CacheStrategy: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// Changes another process makes to the same storage are not seen while the copy is held.
     case cache
 
+    /// The strategy's name as the spec spells it (`noCache`, `cache`, `cacheOnFailure`).
     public var description: String { rawValue }
 }

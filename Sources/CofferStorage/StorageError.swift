@@ -39,6 +39,7 @@ public enum StorageError: Error, Sendable {
 }
 
 extension StorageError: LocalizedError {
+    /// What went wrong and what to do, naming the storage, the key or the file; never a stored value.
     public var errorDescription: String? {
         switch self {
         case let .corrupted(location, reason):
@@ -72,6 +73,7 @@ extension StorageError: LocalizedError {
 }
 
 extension StorageError: CustomStringConvertible {
+    /// The same text as ``errorDescription``, so `print(error)` and string interpolation read well.
     public var description: String { errorDescription ?? "StorageError" }
 
     /// The message a person reads (the same as `errorDescription`), under the name Ping's SDK

@@ -126,6 +126,8 @@ public enum FuzzHarness {
 
 /// An input that made a parser break one of its promises.
 public struct FuzzFinding: Error, CustomStringConvertible {
+    /// Which promise was broken, and the fuzzed input that broke it, so it can be replayed.
     public let description: String
+    /// A finding described by `description`.
     public init(_ description: String) { self.description = description }
 }

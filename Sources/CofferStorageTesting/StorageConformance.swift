@@ -132,6 +132,7 @@ public struct ConformanceFailure: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
 
+    /// `conformance check '<check>' failed: <message>`, as a test failure prints it.
     public var description: String { "conformance check '\(check)' failed: \(message)" }
 }
 
@@ -168,5 +169,6 @@ public struct ConformanceSample: Codable, Sendable, Hashable, CustomStringConver
         number: -7, text: String(repeating: "0123456789abcdef", count: 8192), note: nil,
         bytes: (0..<131_072).map { UInt8(truncatingIfNeeded: $0 &* 31) })
 
+    /// The sample's number and sizes, without its text or bytes (the large one is 256 KiB).
     public var description: String { "Sample(\(number), \(text.count) chars, \(bytes.count) bytes)" }
 }

@@ -199,6 +199,24 @@ struct ReadmeExamplesTests {
         }
     }
 
+    @Test("the README links every DocC article, and every link it makes to Sources/ leads to a file")
+    func readmeLinksEveryArticle() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let sources = root.appendingPathComponent("Sources")
+        let articles = (FileManager.default.subpaths(atPath: sources.path) ?? [])
+            .filter { $0.contains(".docc/Articles/") && $0.hasSuffix(".md") }
+        #expect(articles.count >= 8)
+        for article in articles {
+            #expect(readme.contains("](Sources/\(article))"), "the README does not link Sources/\(article)")
+        }
+        let linked = readme.components(separatedBy: "](Sources/").dropFirst().map { $0.prefix { $0 != ")" && $0 != "#" } }
+        for path in linked {
+            #expect(FileManager.default.fileExists(atPath: sources.appendingPathComponent(String(path)).path),
+                    "the README links Sources/\(path), which does not exist")
+        }
+    }
+
     private func normalized(_ text: String) -> [String] {
         text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && !$0.hasPrefix("import ") }

@@ -23,6 +23,7 @@ public enum AuthenticatorError: Error, Sendable {
 }
 
 extension AuthenticatorError: LocalizedError {
+    /// What went wrong and what to do, naming the account or URI part at fault; never a secret.
     public var errorDescription: String? {
         switch self {
         case .invalidStateForChangingStorage:

@@ -34,6 +34,7 @@ public enum StorageMigration {
         /// Removing from the source failed after the copy was verified: both hold the data now.
         case sourceCleanupFailed(String)
 
+        /// What went wrong, what was left where, and what to do before migrating again.
         public var errorDescription: String? {
             switch self {
             case let .unreadableSource(count, records):

@@ -12,6 +12,12 @@ public enum AndOTPBackup {
         return first["secret"] is String && first["type"] is String && first["label"] != nil
     }
 
+    /// The entries of a plain andOTP backup, one per item; an item without a secret is returned as
+    /// refused, with the reason.
+    ///
+    /// - Throws: ``ImportError/encryptionUnsupported(format:reason:)`` when `data` is not JSON (an
+    ///   encrypted `.json.aes` backup); ``ImportError/malformed(format:reason:)`` when it is JSON
+    ///   but not a list of andOTP entries.
     public static func entries(from data: Data) throws(ImportError) -> [ImportEntry] {
         guard let json = try? JSONSerialization.jsonObject(with: data) else {
             throw .encryptionUnsupported(format: format, reason: "it is not JSON, so it is probably an encrypted (.json.aes) backup; "

@@ -11,6 +11,10 @@ public enum BitwardenExport {
         json["encrypted"] is Bool && (json["items"] is [Any] || json["data"] is String)
     }
 
+    /// The entries of an unencrypted Bitwarden export: one per item with a TOTP.
+    ///
+    /// - Throws: ``ImportError/encryptionUnsupported(format:reason:)`` for an encrypted export;
+    ///   ``ImportError/malformed(format:reason:)`` when `data` is not a Bitwarden export.
     public static func entries(from data: Data) throws(ImportError) -> [ImportEntry] {
         guard let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any], matches(json) else {
             throw .malformed(format: format, reason: "it is not Bitwarden JSON (no encrypted flag and items)")

@@ -12,6 +12,10 @@ public enum FreeOTPPlusExport {
         json["tokens"] is [Any] && json["tokenOrder"] is [Any]
     }
 
+    /// The entries of a FreeOTP+ export, one per token; a token whose secret is not a list of bytes
+    /// is returned as refused.
+    ///
+    /// - Throws: ``ImportError/malformed(format:reason:)`` when `data` is not a FreeOTP+ export.
     public static func entries(from data: Data) throws(ImportError) -> [ImportEntry] {
         guard let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any], matches(json),
               let tokens = json["tokens"] as? [[String: Any]] else {

@@ -18,18 +18,24 @@ public struct ImportEntry: Sendable, Equatable {
     public struct Fields: Sendable, Equatable {
         /// `totp`, `hotp` or `steam` (anything else is refused when imported).
         public var type: String
+        /// Who issued the account (the service's name); may be empty.
         public var issuer: String
+        /// The account's name at the issuer (a user name or an email address).
         public var accountName: String
         /// The secret, in base32.
         public var secret: String
         /// `SHA1`, `SHA256`, … (the URI spellings); `nil` for the default.
         public var algorithm: String?
+        /// How many digits a code has; `nil` for the default (6).
         public var digits: Int?
+        /// A TOTP code's lifetime in seconds; `nil` for the default (30).
         public var period: Int?
+        /// A HOTP mechanism's counter: the next code is made from it. `nil` for 0.
         public var counter: UInt64?
         /// The app's id for the entry, kept when it is a UUID that no other stored object has.
         public var uuid: String?
 
+        /// Creates the parts of an account; the optional ones default to the OATH defaults.
         public init(type: String, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
                     digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uuid: String? = nil) {
             self.type = type
@@ -46,6 +52,7 @@ public struct ImportEntry: Sendable, Equatable {
 
     /// How the entry is named in reports: `Issuer: account (type)`, never the secret.
     public var title: String
+    /// What the file says about the account: a URI, its parts, or why it cannot be imported.
     public var content: Content
 
     /// An entry; control characters in `title` (taken from the file) are shown escaped

@@ -16,6 +16,8 @@ public enum ImportError: Error, Sendable, Equatable {
 }
 
 extension ImportError: LocalizedError {
+    /// What is wrong with the file and what to do (which format, which password, which entry); it
+    /// always ends by saying whether anything was imported, and never quotes a secret.
     public var errorDescription: String? {
         switch self {
         case .unknownFormat(let hint):

@@ -50,7 +50,10 @@ public enum ImportFormat: String, CaseIterable, Sendable {
 
     /// What a file holds: its entries, and remarks about the file as a whole.
     public struct Contents: Sendable {
+        /// The entries, in the file's order, refused ones included.
         public var entries: [ImportEntry]
+        /// Remarks about the file as a whole, for the report (for example, a Google Authenticator
+        /// export whose batch is incomplete).
         public var notes: [String]
     }
 

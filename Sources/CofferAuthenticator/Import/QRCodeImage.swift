@@ -21,7 +21,9 @@ public enum QRCodeImage {
 
     /// The image formats read.
     public enum Kind: String, Sendable {
+        /// A PNG image (read with libpng).
         case png = "PNG"
+        /// A JPEG image (read with TurboJPEG).
         case jpeg = "JPEG"
     }
 
@@ -86,6 +88,7 @@ public enum QRCodeImage {
 }
 
 extension QRCodeImage.Failure: LocalizedError {
+    /// What went wrong: which library to install, or why the image cannot be read.
     public var errorDescription: String? {
         switch self {
         case .libraryMissing(let message): return "QR codes cannot be read or made here: \(message)."

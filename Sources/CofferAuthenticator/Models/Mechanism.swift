@@ -18,7 +18,14 @@ public enum MechanismType: String, Codable, Sendable, CaseIterable {
 
 /// The hash an OATH mechanism uses.
 public enum OathAlgorithm: String, Codable, Sendable, CaseIterable {
-    case sha1, sha256, sha384, sha512
+    /// HMAC-SHA-1: the default, and what almost every issuer uses.
+    case sha1
+    /// HMAC-SHA-256.
+    case sha256
+    /// HMAC-SHA-384.
+    case sha384
+    /// HMAC-SHA-512.
+    case sha512
     /// Only for legacy URIs; weak.
     case md5
 
@@ -103,12 +110,16 @@ public struct Mechanism: Codable, Sendable, Hashable {
 }
 
 extension Mechanism: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The mechanism's type, issuer, account name and id; the secret shows only as `<redacted>`, so
+    /// a mechanism can be logged safely.
     public var description: String {
         "Mechanism(\(type.rawValue), \(issuer):\(accountName), uuid: \(mechanismUUID), secret: <redacted>)"
     }
 
+    /// The same as ``description``: the secret stays redacted in the debugger and in `debugPrint`.
     public var debugDescription: String { description }
 
+    /// A mirror without the secret (`<redacted>`), so `dump(_:)` and the debugger cannot reveal it.
     public var customMirror: Mirror {
         Mirror(self, children: ["mechanismUUID": mechanismUUID, "issuer": issuer, "accountName": accountName,
                                 "type": type, "secret": "<redacted>"])

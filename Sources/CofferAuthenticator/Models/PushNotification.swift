@@ -64,10 +64,13 @@ public struct PushNotification: Codable, Sendable, Hashable {
 }
 
 extension PushNotification: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The notification's id, mechanism and state; the challenge shows only as `<redacted>`, so a
+    /// notification can be logged safely.
     public var description: String {
         "PushNotification(\(messageId), mechanism: \(mechanismUUID), pending: \(pending), approved: \(approved), challenge: <redacted>)"
     }
 
+    /// The same as ``description``: the challenge stays redacted in the debugger and in `debugPrint`.
     public var debugDescription: String { description }
 }
 

@@ -56,6 +56,8 @@ public enum Base32 {
 }
 
 extension Base32.DecodingError: LocalizedError {
+    /// What is wrong with the secret: that it is empty, or the position of the first character that
+    /// is not base32 (the character itself is not repeated: it is part of a secret).
     public var errorDescription: String? {
         switch self {
         case .empty: return "the secret is empty"

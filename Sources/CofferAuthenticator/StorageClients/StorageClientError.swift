@@ -26,6 +26,8 @@ public enum StorageClientError: Error, Sendable {
 }
 
 extension StorageClientError: LocalizedError {
+    /// What went wrong and what to do, naming the account, the mechanism id or the operation,
+    /// and saying when nothing was written; never a secret.
     public var errorDescription: String? {
         switch self {
         case .uuidTaken(let uuid):

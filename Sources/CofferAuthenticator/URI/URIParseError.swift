@@ -18,6 +18,7 @@ public enum URIParseError: Error, Sendable, Equatable {
 }
 
 extension URIParseError: LocalizedError {
+    /// What is wrong with the URI, naming the parameter or part; never the secret.
     public var errorDescription: String? {
         switch self {
         case .malformed(let reason): return "The URI is malformed: \(reason)."

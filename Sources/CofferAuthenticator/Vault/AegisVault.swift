@@ -13,19 +13,30 @@ import Foundation
 public enum AegisVault {
     /// One account in a vault.
     public struct Entry: Codable, Sendable, Equatable {
+        /// `totp`, `hotp`, `steam`, `motp` or `yandex`; Coffer imports the first three.
         public var type: String
+        /// The entry's id in the vault (a UUID).
         public var uuid: String
+        /// The account's name at the issuer.
         public var name: String
+        /// Who issued the account.
         public var issuer: String
+        /// The user's note; Coffer neither imports nor writes one.
         public var note: String?
+        /// The OTP parameters.
         public var info: Info
 
         /// OTP parameters.
         public struct Info: Codable, Sendable, Equatable {
+            /// The secret, in base32.
             public var secret: String
+            /// `SHA1`, `SHA256` or `SHA512`; `nil` for SHA1.
             public var algo: String?
+            /// How many digits a code has; `nil` for 6.
             public var digits: Int?
+            /// A TOTP code's lifetime in seconds; `nil` for 30.
             public var period: Int?
+            /// A HOTP entry's counter; `nil` for 0.
             public var counter: UInt64?
         }
     }
@@ -255,6 +266,7 @@ public enum AegisVault {
 }
 
 extension AegisVault.VaultError: LocalizedError {
+    /// What went wrong and whether anything was imported; never the password or a secret.
     public var errorDescription: String? {
         switch self {
         case .malformed(let reason): return "The vault cannot be read: \(reason). Nothing was imported."

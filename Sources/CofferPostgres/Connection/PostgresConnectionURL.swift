@@ -15,15 +15,22 @@ import PostgresNIO
 /// in the clear unless the URL says `sslmode=disable` or `prefer`) and `connect_timeout`
 /// (seconds). Anything else is refused, naming it, rather than silently ignored.
 public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The database user to log in as.
     public var user: String
+    /// The password, if the URL has one; ``description`` leaves it out, so it is never printed.
     public var password: String?
     /// A host name or address, for TCP; `nil` for a Unix socket.
     public var host: String?
+    /// The port (5432 unless the URL says otherwise): over TCP, the port connected to; for a Unix
+    /// socket, the number in the socket's name (`.s.PGSQL.5432`).
     public var port: Int
     /// The directory of the server's Unix socket, when connecting through one.
     public var socketDirectory: String?
+    /// The database's name (the URL's path; the user's name when the path is empty).
     public var database: String
+    /// How TLS is used over TCP (`sslmode`).
     public var sslMode: SSLMode
+    /// How long connecting may take (`connect_timeout`, in seconds).
     public var connectTimeout: Duration
     /// The operating-system user the server runs as (`requirepeer`), for a Unix socket: a
     /// socket owned by anyone else is refused (``checkSocket()``). `nil`: the socket must
@@ -32,7 +39,12 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
 
     /// How TLS is used over TCP.
     public enum SSLMode: String, Sendable {
-        case disable, prefer, require
+        /// Never TLS: for a Unix socket (the default there), or a network you trust.
+        case disable
+        /// TLS when the server offers it, else in the clear; libpq's default, but not Coffer's.
+        case prefer
+        /// TLS or no connection: the default over TCP.
+        case require
     }
 
     /// Parses `text`.

@@ -31,6 +31,11 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         self.logger = logger
     }
 
+    /// The newest key of `alias`, which seals new data; its id is cached for at most
+    /// ``CofferDatabase/Configuration/Options/keyCacheLifetime``, less when a rotation is announced.
+    ///
+    /// - Throws: ``PostgresStorageError`` when the database fails or the key-encryption key does not
+    ///   open the key (`.wrongKeyEncryptionKey`).
     public func primaryKey(for alias: String) async throws -> VersionedKey? {
         if let cached = primaries.withLock({ $0[alias] }), ContinuousClock.now - cached.fetched < lifetime {
             return try await key(for: alias, id: cached.id)
@@ -46,6 +51,11 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         return VersionedKey(id: UInt32(id), key: key)
     }
 
+    /// The key of `alias` with this id, or `nil` when there is none; keys once opened are cached for
+    /// the life of the store (an id never changes meaning).
+    ///
+    /// - Throws: ``PostgresStorageError`` when the database fails or the key-encryption key does not
+    ///   open the key (`.wrongKeyEncryptionKey`).
     public func key(for alias: String, id: UInt32) async throws -> VersionedKey? {
         if let known = keys.withLock({ $0[alias]?[id] }) { return VersionedKey(id: id, key: known) }
         let rows = try await deadline.run("read a key") {
@@ -57,6 +67,10 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         return VersionedKey(id: id, key: try remember(alias: alias, id: id, wrapped: wrapped, fingerprint: fingerprint))
     }
 
+    /// The primary key of `alias`, creating key 1 when it has none. Instances creating it at the same
+    /// moment all end up with the same key: one insert wins and the others read it.
+    ///
+    /// - Throws: ``PostgresStorageError`` when the database fails.
     public func createKey(for alias: String) async throws -> VersionedKey {
         if let existing = try await primaryKey(for: alias) { return existing }
         let wrapped = try self.kek.wrap(SymmetricKey(size: .bits256), alias: alias, id: 1)
@@ -76,6 +90,11 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         return key
     }
 
+    /// Adds a new primary key to `alias` and announces it to the other instances; older keys are
+    /// kept, so what they sealed still opens. Rotations of one alias are serialized across
+    /// instances by an advisory lock.
+    ///
+    /// - Throws: ``PostgresStorageError`` when the database fails; nothing is added then.
     public func rotateKey(for alias: String) async throws -> VersionedKey {
         let key = SymmetricKey(size: .bits256)
         let id = try await deadline.run("rotate the key") {
@@ -100,6 +119,9 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         return VersionedKey(id: UInt32(id), key: key)
     }
 
+    /// Removes every key of `alias` and announces it; what they sealed can no longer be opened.
+    ///
+    /// - Throws: ``PostgresStorageError`` when the database fails.
     public func deleteKeys(for alias: String) async throws {
         try await deadline.run("delete the keys") {
             try await self.client.committed(logger: self.logger) { connection in

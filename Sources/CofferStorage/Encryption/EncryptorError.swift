@@ -44,6 +44,7 @@ public enum EnvelopeError: Error, Sendable, Equatable {
 }
 
 extension EncryptorError: LocalizedError {
+    /// What went wrong and what to do; never the plaintext, the ciphertext or a key.
     public var errorDescription: String? {
         switch self {
         case .failedToEncrypt(let cause):
@@ -60,10 +61,12 @@ extension EncryptorError: LocalizedError {
 }
 
 extension EncryptorError: CustomStringConvertible {
+    /// The same text as ``errorDescription``, so `print(error)` and string interpolation read well.
     public var description: String { errorDescription ?? "EncryptorError" }
 }
 
 extension EnvelopeError: LocalizedError {
+    /// What is wrong with the envelope (its version, its length, its key id); never its contents.
     public var errorDescription: String? {
         switch self {
         case .truncated(let length):

@@ -44,12 +44,16 @@ public struct Cookie: Codable, Sendable, Hashable {
 }
 
 extension Cookie: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The cookie's name, domain, path and expiry; the value shows only as `<redacted>`, so a cookie
+    /// can be logged safely.
     public var description: String {
         "Cookie(\(name), domain: \(domain), path: \(path), expiresAt: \(expiresAt.map { "\($0)" } ?? "session"), value: <redacted>)"
     }
 
+    /// The same as ``description``: the value stays redacted in the debugger and in `debugPrint`.
     public var debugDescription: String { description }
 
+    /// A mirror without the value (`<redacted>`), so `dump(_:)` and the debugger cannot reveal it.
     public var customMirror: Mirror {
         Mirror(self, children: ["name": name, "domain": domain, "path": path, "value": "<redacted>"])
     }

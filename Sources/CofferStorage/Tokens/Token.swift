@@ -67,6 +67,8 @@ public struct Token: Codable, Sendable, Hashable {
         case legacyExpireAt = "expireAt"
     }
 
+    /// Decodes a token as the spec's JSON spells it (`access_token`, `expires_in`, …), also reading
+    /// `expireAt`, the field name of earlier SDK versions, when `expires_at` is missing.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let expiresIn = try container.decodeIfPresent(Int64.self, forKey: .expiresIn) ?? 0
@@ -82,6 +84,7 @@ public struct Token: Codable, Sendable, Hashable {
             expiresAt: expiresAt)
     }
 
+    /// Encodes the token as the spec's JSON spells it (`access_token`, `expires_at`, …).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(accessToken, forKey: .accessToken)
@@ -95,14 +98,19 @@ public struct Token: Codable, Sendable, Hashable {
 }
 
 extension Token: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The token's type, scope and expiry; the access, refresh and ID tokens show only as
+    /// `<redacted>` (or `nil`), so a token can be logged safely.
     public var description: String {
         "Token(type: \(tokenType ?? "nil"), scope: \(scope ?? "nil"), expiresAt: \(expiresAt), "
             + "accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "nil" : "<redacted>"), "
             + "idToken: \(idToken == nil ? "nil" : "<redacted>"))"
     }
 
+    /// The same as ``description``: the tokens stay redacted in the debugger and in `debugPrint`.
     public var debugDescription: String { description }
 
+    /// A mirror without the access, refresh or ID token, so `dump(_:)` and the debugger cannot
+    /// reveal them.
     public var customMirror: Mirror {
         Mirror(self, children: ["tokenType": tokenType as Any, "scope": scope as Any, "expiresAt": expiresAt,
                                 "accessToken": "<redacted>"])

@@ -137,6 +137,7 @@ public enum KeyStoreSelection {
         /// The record cannot be read (or is not safe to trust: see ``FileTrust``).
         case unreadable(path: String, cause: StorageError)
 
+        /// What went wrong and what to do: which record to restore, or why the keyring is needed.
         public var errorDescription: String? {
             switch self {
             case .keyringRequired(let reason):

@@ -16,6 +16,8 @@ public enum KeychainError: Error, Sendable {
 }
 
 extension KeychainError: LocalizedError {
+    /// What went wrong and what to do next (what to start or unlock, which items to remove); never
+    /// a stored secret.
     public var errorDescription: String? {
         switch self {
         case .unavailable(let reason):
@@ -37,6 +39,7 @@ extension KeychainError: LocalizedError {
 }
 
 extension KeychainError: CustomStringConvertible {
+    /// The same text as ``errorDescription``, so `print(error)` and string interpolation read well.
     public var description: String { errorDescription ?? "KeychainError" }
 
     /// The message a person reads (the same as `errorDescription`), under the name Ping's SDK

@@ -38,6 +38,8 @@ public struct SecretService: Sendable {
         /// The secret's bytes, when asked for and unlocked.
         public var secret: Data?
 
+        /// The item's label, attributes and lock state; the secret shows only as `<redacted>` (or `nil`),
+        /// so an item can be logged safely.
         public var description: String {
             "SecretService.Item(label: \(label), attributes: \(attributes), locked: \(isLocked), secret: "
                 + (secret == nil ? "nil" : "<redacted>") + ")"

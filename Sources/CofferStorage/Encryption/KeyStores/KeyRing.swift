@@ -115,5 +115,6 @@ public struct KeyRing: Sendable {
 public struct KeyRingFormatError: Error, Sendable, CustomStringConvertible {
     /// What is wrong with the bytes.
     public let reason: String
+    /// The ``reason``.
     public var description: String { reason }
 }

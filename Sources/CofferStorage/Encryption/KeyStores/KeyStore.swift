@@ -74,6 +74,7 @@ public enum KeyStoreError: Error, Sendable {
 }
 
 extension KeyStoreError: LocalizedError {
+    /// What went wrong and what to do, naming the alias and where its keys are; never a key.
     public var errorDescription: String? {
         switch self {
         case let .corrupted(alias, location, reason):
@@ -91,5 +92,6 @@ extension KeyStoreError: LocalizedError {
 }
 
 extension KeyStoreError: CustomStringConvertible {
+    /// The same text as ``errorDescription``, so `print(error)` and string interpolation read well.
     public var description: String { errorDescription ?? "KeyStoreError" }
 }
