@@ -92,3 +92,34 @@ extension ImportEntry.Fields {
         return (issuer, name)
     }
 }
+
+extension ImportEntry.Content: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Which kind of content, without the URI or the secret (both hold the secret): `uri(<redacted>)`,
+    /// `fields(…)` or `refused(<why>)`.
+    public var description: String {
+        switch self {
+        case .uri: "uri(<redacted>)"
+        case .fields(let fields): "fields(\(fields))"
+        case .refused(let reason): "refused(\(reason))"
+        }
+    }
+
+    /// The same as ``description``: the secret stays out of `debugPrint` too.
+    public var debugDescription: String { description }
+
+    /// Only ``description``, so `dump(_:)` and the debugger cannot reveal the secret.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
+extension ImportEntry.Fields: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The type, issuer and account; the secret shows only as `<redacted>`.
+    public var description: String {
+        "Fields(\(type), \(issuer): \(accountName), secret: <redacted>)"
+    }
+
+    /// The same as ``description``: the secret stays out of `debugPrint` too.
+    public var debugDescription: String { description }
+
+    /// Only ``description``, so `dump(_:)` and the debugger cannot reveal the secret.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -2,8 +2,8 @@ import Foundation
 
 /// A push authentication request received for a push ``Mechanism``.
 ///
-/// Its identity is ``messageId`` within its mechanism (``mechanismUUID``). `description` never
-/// shows the challenge.
+/// Its identity is ``messageId`` within its mechanism (``mechanismUUID``). `description`,
+/// `debugDescription` and its mirror (`dump`, the debugger) never show the challenge.
 public struct PushNotification: Codable, Sendable, Hashable {
     /// The server's id for this request.
     public var messageId: String
@@ -63,7 +63,7 @@ public struct PushNotification: Codable, Sendable, Hashable {
     }
 }
 
-extension PushNotification: CustomStringConvertible, CustomDebugStringConvertible {
+extension PushNotification: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The notification's id, mechanism and state; the challenge shows only as `<redacted>`, so a
     /// notification can be logged safely.
     public var description: String {
@@ -72,6 +72,13 @@ extension PushNotification: CustomStringConvertible, CustomDebugStringConvertibl
 
     /// The same as ``description``: the challenge stays redacted in the debugger and in `debugPrint`.
     public var debugDescription: String { description }
+
+    /// A mirror without the challenge (`<redacted>`), so `dump(_:)` and the debugger cannot
+    /// reveal it.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["messageId": messageId, "mechanismUUID": mechanismUUID, "pending": pending,
+                                "approved": approved, "challenge": "<redacted>"])
+    }
 }
 
 /// The token a push service gave this device, kept so the issuer can reach it.

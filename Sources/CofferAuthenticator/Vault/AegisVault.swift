@@ -265,6 +265,19 @@ public enum AegisVault {
     }
 }
 
+extension AegisVault.Entry.Info: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The OTP parameters; the secret shows only as `<redacted>`.
+    public var description: String {
+        "Info(algo: \(algo ?? "nil"), digits: \(digits.map(String.init) ?? "nil"), secret: <redacted>)"
+    }
+
+    /// The same as ``description``: the secret stays out of `debugPrint` too.
+    public var debugDescription: String { description }
+
+    /// Only ``description``, so `dump(_:)` and the debugger cannot reveal the secret.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
 extension AegisVault.VaultError: LocalizedError {
     /// What went wrong and whether anything was imported; never the password or a secret.
     public var errorDescription: String? {

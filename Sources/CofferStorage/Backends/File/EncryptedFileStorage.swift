@@ -143,7 +143,7 @@ public enum KeyStoreSelection {
             case .keyringRequired(let reason):
                 return "This store keeps its key in the OS keyring, which cannot be used now: "
                     + (reason.errorDescription ?? "\(reason)")
-            case let .unknownLocation(path, text):
+            case let .unknownLocation(path, _):
                 return "\(path) does not say 'secret-service' or 'file', as it should. Restore it."
             case let .unreadable(_, cause):
                 return cause.errorDescription

@@ -28,7 +28,7 @@ public struct SecretService: Sendable {
     }
 
     /// An item found by ``search(_:loadSecrets:)``.
-    public struct Item: Sendable, CustomStringConvertible {
+    public struct Item: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The item's attributes.
         public var attributes: [String: String]
         /// The label a keyring manager shows.
@@ -43,6 +43,15 @@ public struct SecretService: Sendable {
         public var description: String {
             "SecretService.Item(label: \(label), attributes: \(attributes), locked: \(isLocked), secret: "
                 + (secret == nil ? "nil" : "<redacted>") + ")"
+        }
+
+        /// The same as ``description``: the secret stays redacted in `debugPrint`.
+        public var debugDescription: String { description }
+
+        /// A mirror without the secret, so `dump(_:)` and the debugger cannot reveal it.
+        public var customMirror: Mirror {
+            Mirror(self, children: ["label": label, "attributes": attributes, "isLocked": isLocked,
+                                    "secret": secret == nil ? "nil" : "<redacted>"])
         }
     }
 

@@ -1,0 +1,19 @@
+@testable import CofferStorage
+import Foundation
+import Testing
+
+/// An item read from the keyring, printed, debug-printed or dumped, never shows its secret.
+@Suite("SecretService.Item")
+struct SecretServiceItemTests {
+    @Test("description, debugDescription and dump show the label and hide the secret")
+    func redaction() {
+        let item = SecretService.Item(attributes: ["service": "com.example"], label: "Example key", isLocked: false,
+                                      secret: Data("KEYRING-SECRET".utf8))
+        var dumped = ""
+        dump(item, to: &dumped)
+        for text in ["\(item)", String(reflecting: item), dumped] {
+            #expect(!text.contains("KEYRING-SECRET") && !text.contains("bytes"), "\(text)")  // Data dumps its bytes
+            #expect(text.contains("Example key") && text.contains("<redacted>"), "\(text)")
+        }
+    }
+}
