@@ -9,8 +9,10 @@ public enum CacheStrategy: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// The storage is the source of truth while it works; memory keeps the last value known and
     /// covers for failures.
     ///
-    /// - A failed `save` keeps the item in memory as a *pending* write, logs a warning and does
-    ///   not throw; the next operation first retries the pending write.
+    /// - A failed `save` (whatever the error) keeps the item in memory as a *pending* write, logs
+    ///   a warning and does not throw. The next `get` writes it first; the next `save` supersedes
+    ///   it with its own item; `delete` drops it. A pending write is in memory only: it is lost
+    ///   if the process ends first.
     /// - A failed `get` returns the memory copy when there is one (and logs the failure); with no
     ///   copy the error reaches the caller.
     /// - `delete` clears memory and any pending write; its errors reach the caller.

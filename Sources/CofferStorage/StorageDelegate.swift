@@ -85,7 +85,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
             } catch {
                 guard cacheStrategy == .cacheOnFailure else { throw error }
                 memory.keepPending(item)
-                warn("Save failed; the item is kept in memory and will be written on the next operation", error)
+                warn("Save failed; the item is kept in memory and will be written by the next get", error)
             }
         }
     }

@@ -1,9 +1,13 @@
 import CofferAuthenticator
 
 /// A real MemoryStorageClient behind every call; fault-injecting test clients subclass it and
-/// override the one call they break.
+/// override the one call they break. With `keepsPushDeviceToken: false` it is a client written
+/// to the spec alone, which keeps no push device token (the protocol's defaults).
 class ForwardingStorageClient: StorageClient {
     let inner = MemoryStorageClient()
+    let keepsPushDeviceToken: Bool
+
+    init(keepsPushDeviceToken: Bool = true) { self.keepsPushDeviceToken = keepsPushDeviceToken }
 
     @discardableResult func setAccount(account: Account) -> Bool { inner.setAccount(account: account) }
     @discardableResult func removeAccount(account: Account) -> Bool { inner.removeAccount(account: account) }
@@ -19,4 +23,9 @@ class ForwardingStorageClient: StorageClient {
         inner.getAllNotificationsForMechanism(mechanism: mechanism)
     }
     @discardableResult func isEmpty() -> Bool { inner.isEmpty() }
+    @discardableResult func setPushDeviceToken(_ token: PushDeviceToken) -> Bool {
+        keepsPushDeviceToken && inner.setPushDeviceToken(token)
+    }
+    func getPushDeviceToken() -> PushDeviceToken? { keepsPushDeviceToken ? inner.getPushDeviceToken() : nil }
+    @discardableResult func removePushDeviceToken() -> Bool { keepsPushDeviceToken && inner.removePushDeviceToken() }
 }

@@ -22,6 +22,7 @@ struct StorageMigrationTests {
         try client.addAccount(uri: "otpauth://hotp/Bank:bob?secret=GEZDGNBVGY3TQOJQ&counter=3")
         let push = try client.addAccount(uri: "pushauth://push/Push:carol?r=aHR0cHM6Ly9leGFtcGxlLmNvbS9y&a=aHR0cHM6Ly9leGFtcGxlLmNvbS9h&s=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8&c=Y2hhbGxlbmdl&m=reg-1")
         storage.setNotification(notification: PushNotification(messageId: "n1", mechanismUUID: push.mechanisms[0].mechanismUUID, challenge: "Y2g="))
+        storage.setPushDeviceToken(PushDeviceToken(tokenId: "device-token-1"))
         return storage
     }
 
@@ -33,8 +34,9 @@ struct StorageMigrationTests {
         let expected = from.getAllAccounts().flatMap { from.getMechanismsForAccount(account: $0) }
         let to = try SQLiteStorageClient(path: directory.appending("t.sqlite").path, encryptor: AESGCMEncryptor(keyAlias: "k", keyStore: MemoryKeyStore()))
         let report = try StorageMigration.move(from: from, to: to)
-        #expect(report == StorageMigration.Report(accounts: 3, mechanisms: 3, notifications: 1))
-        #expect(from.isEmpty())
+        #expect(report == StorageMigration.Report(accounts: 3, mechanisms: 3, notifications: 1, pushDeviceToken: true))
+        #expect(from.isEmpty() && from.getPushDeviceToken() == nil)
+        #expect(to.getPushDeviceToken()?.tokenId == "device-token-1")
         #expect(Set(to.getAllAccounts().flatMap { to.getMechanismsForAccount(account: $0) }) == Set(expected))
         #expect(to.getAllNotifications().count == 1)
     }
@@ -54,6 +56,27 @@ struct StorageMigrationTests {
             guard case .verificationFailed = error else { throw error }
         }
         #expect(from.getAllAccounts().count == 3 && from.getAllNotifications().count == 1, "the source is unchanged")
+
+        let otherDevice = MemoryStorageClient()
+        otherDevice.setPushDeviceToken(PushDeviceToken(tokenId: "device-token-2"))
+        do {
+            _ = try StorageMigration.move(from: from, to: otherDevice)
+            Issue.record("a target with another push device token was overwritten")
+        } catch {
+            guard case .targetNotEmpty(let what) = error, what == ["the push device token"] else { throw error }
+        }
+        #expect(otherDevice.getPushDeviceToken()?.tokenId == "device-token-2" && otherDevice.getAllAccounts().isEmpty)
+        #expect(from.getPushDeviceToken()?.tokenId == "device-token-1", "the source keeps its token")
+
+        // A client written to the spec alone keeps no token: moving there would lose it.
+        let specOnly = ForwardingStorageClient(keepsPushDeviceToken: false)
+        do {
+            _ = try StorageMigration.move(from: from, to: specOnly)
+            Issue.record("the push device token was dropped")
+        } catch {
+            guard case .writeFailed(let what) = error, what == "the push device token" else { throw error }
+        }
+        #expect(from.getAllAccounts().count == 3 && from.getPushDeviceToken() != nil, "the source is unchanged")
     }
 }
 

@@ -48,11 +48,18 @@ struct ReadmePostgresTests {
             let claimed = try await client.advanceCounter(of: mechanism.mechanismUUID)  // no two instances get the same
             let code = try OathGenerator.hotp(secret: Base32.decode(claimed.secret), counter: claimed.counter)
 
+            // Running on a server (the article): rotating the authenticator records' key.
+            _ = try await database.keys.rotateKey(for: PostgresStorageClient.defaultKeyAlias)
+            let next = try await client.advanceCounter(of: mechanism.mechanismUUID)      // re-sealed under the new key
+            let nextCode = try OathGenerator.hotp(secret: Base32.decode(next.secret), counter: next.counter)
+            #expect(try await database.keys.primaryKey(for: PostgresStorageClient.defaultKeyAlias)?.id == 2)
+
             await services.triggerGracefulShutdown()
             try await group.waitForAll()
 
             #expect(current == TokenSet(accessToken: "at", refreshToken: "rt"))
             #expect(code == "755224", "RFC 4226, counter 0")
+            #expect(nextCode == "287082", "RFC 4226, counter 1, after the rotation")
         }
     }
 }

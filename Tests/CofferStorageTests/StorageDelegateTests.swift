@@ -122,7 +122,7 @@ struct StorageDelegateTests {
         await #expect(throws: FlakyStorage<String>.Injected.self) { try await storage.get() }
     }
 
-    @Test(".cacheOnFailure absorbs a failed save as pending and retries it on the next operation")
+    @Test(".cacheOnFailure absorbs a failed save as pending and writes it on the next get")
     func cacheOnFailurePendingRetry() async throws {
         let logs = LogCapture()
         let backing = FlakyStorage<String>("old")
@@ -138,7 +138,7 @@ struct StorageDelegateTests {
         #expect(backing.stored == "old")
         #expect(backing.saveCalls == 2, "the pending write was retried")
 
-        // Storage recovers: the next operation writes the pending item first.
+        // Storage recovers: the next get writes the pending item first.
         backing.failing(save: false)
         #expect(try await storage.get() == "new")
         #expect(backing.stored == "new")

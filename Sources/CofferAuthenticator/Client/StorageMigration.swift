@@ -10,12 +10,15 @@ public enum StorageMigration {
         public var mechanisms = 0
         /// Notifications moved.
         public var notifications = 0
+        /// Whether the push device token moved (a client written to the spec keeps none).
+        public var pushDeviceToken = false
 
         /// A report with these counts.
-        public init(accounts: Int = 0, mechanisms: Int = 0, notifications: Int = 0) {
+        public init(accounts: Int = 0, mechanisms: Int = 0, notifications: Int = 0, pushDeviceToken: Bool = false) {
             self.accounts = accounts
             self.mechanisms = mechanisms
             self.notifications = notifications
+            self.pushDeviceToken = pushDeviceToken
         }
     }
 
@@ -52,8 +55,9 @@ public enum StorageMigration {
         }
     }
 
-    /// Copies every account, mechanism and notification from `source` to `target`, reads them
-    /// all back from `target` and compares, and only then removes them from `source`.
+    /// Copies every account, mechanism and notification, and the push device token, from
+    /// `source` to `target`, reads them all back from `target` and compares, and only then
+    /// removes them from `source`.
     ///
     /// - Nothing happens when any record of `source` cannot be read: its client's
     ///   ``StorageClientDiagnostics/unreadableRecordCount`` grows while everything is read, and
@@ -62,7 +66,8 @@ public enum StorageMigration {
     /// - Objects the target already holds and that equal the source's are accepted, so a
     ///   migration that was interrupted (even killed) can be run again and completes. An object
     ///   under the same id that differs is refused: nothing is overwritten.
-    /// - The source loses only what was copied and verified, removed by id: notifications,
+    /// - The source loses only what was copied and verified, removed by id: the push device
+    ///   token, notifications,
     ///   then mechanisms, then an account once it owns nothing more. Nothing is removed by
     ///   cascade.
     public static func move(from source: any StorageClient, to target: any StorageClient) throws(Failure) -> Report {
@@ -76,6 +81,14 @@ public enum StorageMigration {
                                     records: Array(diagnostics.unreadableRecords.suffix(diagnostics.unreadableRecordCount - unreadableBefore)))
         }
 
+        let token = source.getPushDeviceToken()
+        if let token {
+            if let existing = target.getPushDeviceToken() {
+                guard existing == token else { throw .targetNotEmpty(["the push device token"]) }
+            } else if !target.setPushDeviceToken(token) {
+                throw .writeFailed("the push device token")
+            }
+        }
         for (account, mechanisms) in plan {
             let title = "\(account.issuer): \(account.accountName)"
             if let existing = target.getAccount(accountIdentifier: account.identifier) {
@@ -103,6 +116,9 @@ public enum StorageMigration {
             }
         }
 
+        if let token, target.getPushDeviceToken() != token {
+            throw .verificationFailed("The push device token")
+        }
         for (account, mechanisms) in plan {
             guard target.getAccount(accountIdentifier: account.identifier) == account else {
                 throw .verificationFailed("The account \(account.issuer): \(account.accountName)")
@@ -116,6 +132,10 @@ public enum StorageMigration {
         }
 
         var report = Report()
+        if token != nil {
+            guard source.removePushDeviceToken() else { throw .sourceCleanupFailed("the push device token") }
+            report.pushDeviceToken = true
+        }
         for (account, mechanisms) in plan {
             let title = "\(account.issuer): \(account.accountName)"
             for (mechanism, notifications) in mechanisms {

@@ -29,7 +29,9 @@ struct MigrateCommand: AsyncParsableCommand {
             let report = try StorageMigration.move(from: source, to: target)
             // Plain commands follow the accounts from now on.
             try AuthenticatorOptions.record(to, in: options.data.directory)
-            print("Moved \(report.accounts) account(s), \(report.mechanisms) mechanism(s) and \(report.notifications) notification(s) from \(from.rawValue) to \(to.rawValue).")
+            let token = report.pushDeviceToken ? " and the push device token" : ""
+            print("Moved \(report.accounts) account(s), \(report.mechanisms) mechanism(s), \(report.notifications) notification(s)\(token) "
+                + "from \(from.rawValue) to \(to.rawValue).")
             print("Commands now use \(to.rawValue) (recorded in \(options.data.directory.appendingPathComponent(AuthenticatorOptions.backendRecord).path)).")
         }
     }
