@@ -26,7 +26,7 @@ import Synchronization
 /// Every operation has a deadline (``Configuration/Options/operationTimeout``, 10 s): a server
 /// that is down or does not answer gives ``PostgresStorageError`` (`.unavailable`) then, never
 /// a hang; after it is back, the next operation works.
-public final class CofferDatabase: Service, Sendable {
+public final class CofferDatabase: Service, CustomReflectable, Sendable {
     /// What the database needs: where it is, and the key-encryption key.
     public struct Configuration: Sendable {
         /// Where the server is, and how to reach it.
@@ -67,7 +67,9 @@ public final class CofferDatabase: Service, Sendable {
 
     /// What the database was made with.
     public let configuration: Configuration
-    /// The connection pool.
+    /// The connection pool. Its configuration holds the database password in the clear, and
+    /// `dump(client)` prints it (postgres-nio's type): don't log or dump it. A `CofferDatabase`
+    /// itself dumps only where it connects.
     public let client: PostgresClient
     /// The key ring shared by every instance.
     public let keys: DatabaseKeyStore
@@ -75,6 +77,14 @@ public final class CofferDatabase: Service, Sendable {
     let changes = ChangeHub()
     /// The deadline of every operation on this database.
     let deadline: OperationDeadline
+
+    /// Where it connects (``PostgresConnectionURL/description``, without the password) and the
+    /// key-encryption key's fingerprint: `dump(_:)` and the debugger never reach the pool's
+    /// configuration, which holds the password.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["url": configuration.url.description,
+                                "keyEncryptionKey": configuration.keyEncryptionKey.fingerprint], displayStyle: .class)
+    }
 
     /// A database; nothing connects until ``run()``.
     public init(configuration: Configuration, logger: Logger = Logger(label: "org.coffer.postgres")) throws {

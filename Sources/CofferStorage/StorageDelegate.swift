@@ -19,7 +19,7 @@ import Logging
 ///
 /// Subclasses that override an operation should call `super`; an override must not call another
 /// operation of the same instance from inside it, because the lock is not re-entrant.
-open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable {
+open class StorageDelegate<T: Codable & Sendable>: Storage, CustomReflectable, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is `memory`, read and written only while `lock` is
     // held (see `withLock`), and `servedKnown`/`servedValue`, read and written only while
     // `servedLock` is held. Everything else is immutable.
@@ -44,6 +44,12 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, @unchecked Sendable 
     private let servedLock = NSLock()
     private var servedKnown = false
     private var servedValue: T?
+
+    /// The cache strategy and the wrapped storage's type, never the value or its memory copy, so
+    /// `dump(_:)` and the debugger cannot reveal what is stored. Subclasses inherit it.
+    open var customMirror: Mirror {
+        Mirror(self, children: ["cacheStrategy": cacheStrategy, "delegate": "\(type(of: delegate))"], displayStyle: .class)
+    }
 
     /// Creates a delegate the way the spec's iOS API does: `cacheable: true` means
     /// ``CacheStrategy/cache``, `false` means ``CacheStrategy/noCache``.

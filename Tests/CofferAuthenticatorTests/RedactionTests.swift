@@ -52,4 +52,28 @@ struct RedactionTests {
             #expect(text.contains("alice") && text.contains("<redacted>"), "\(text)")
         }
     }
+
+    @Test("a Base32 error names the position, never the character (a part of the secret)")
+    func base32() {
+        #expect { _ = try Base32.decode("SECRET1SECRET") } throws: { error in
+            everyRendering(of: error).allSatisfy { !$0.contains("\"1\"") && $0.contains("character 7") }
+        }
+    }
+
+    @Test("a URI error quotes a scheme, type or parameter only when URIs use that word", arguments: [
+        ("otpauth://SECRETSECRET/A:b?secret=JBSWY3DPEHPK3PXP", "type (after the scheme)"),
+        ("SECRETSECRET:totp", "scheme is not supported"),
+        ("otpauth://totp/A:b?secret=JBSWY3DPEHPK3PXP&SECRETSECRET&SECRETSECRET", "appears more than once"),
+    ])
+    func uriErrors(uri: String, says: String) {
+        #expect { _ = try MechanismURI.parse(uri) } throws: { error in
+            everyRendering(of: error).allSatisfy { !$0.lowercased().contains("secretsecret") && $0.contains(says) }
+        }
+        #expect { _ = try MechanismURI.parse("otpauth://yandex/A:b?secret=JBSWY3DPEHPK3PXP") } throws: { error in
+            "\(error)".contains("type 'yandex'")
+        }
+        #expect { _ = try MechanismURI.parse("otpauth://totp/A:b?secret=JBSWY3DPEHPK3PXP&digits=6&digits=8") } throws: { error in
+            "\(error)".contains("'digits' parameter")
+        }
+    }
 }

@@ -25,7 +25,7 @@ struct PostgresConnectionURLTests {
 
     @Test("what Coffer cannot honour is refused, naming it; a password is never in a message or a description", arguments: [
         ("mysql://coffer@db/vault", "must look like"),
-        ("postgresql://coffer:hunter2@db/vault?sslrootcert=/x", "'sslrootcert'"),
+        ("postgresql://coffer:hunter2@db/vault?sslrootcert=/x", "does not know (parameter 1 of the query"),
         ("postgresql://coffer:hunter2@db/vault?sslmode=verify-full", "sslmode"),
         ("postgresql://coffer:hunter2@db:99999/vault", "port"),
         ("postgresql://coffer:hunter2@db/vault?connect_timeout=0", "connect_timeout"),
@@ -36,6 +36,35 @@ struct PostgresConnectionURLTests {
         #expect { _ = try PostgresConnectionURL(url) } throws: { error in
             let message = "\(error)"
             return (error as? PostgresStorageError)?.code == .invalidConfiguration && message.contains(names) && !message.contains("hunter2")
+        }
+    }
+
+    @Test("a password with an unencoded &, ?, / or @ is never quoted back, as a parameter or a database name", arguments: [
+        "postgresql://alice@db.example/coffer?password=correct&SECRETPW&battery",
+        "postgresql://alice@db.example/coffer?sslmode=require&password=Tr0ub4dor&SECRETPW",
+        "postgresql://alice:12345?SECRETPW@db.example/coffer",
+        "postgresql://alice:2024/SECRETPW@db.example/coffer",
+    ])
+    func unencodedPassword(url: String) {
+        #expect { _ = try PostgresConnectionURL(url) } throws: { error in
+            let message = "\(error)"
+            return message.contains("percent-encode") && !message.contains("SECRETPW") && !message.contains("Tr0ub4dor")
+        }
+    }
+
+    @Test("a percent-encoded password is read whole, and neither the URL nor a database, key store or client made from it shows it")
+    func encodedPassword() throws {
+        let url = try PostgresConnectionURL("postgresql://alice:p%26SECRET%2Fw%40rd@db.example:5433/coffer")
+        #expect(url.password == "p&SECRET/w@rd" && url.host == "db.example" && url.port == 5433 && url.database == "coffer")
+        let database = try CofferDatabase(configuration: .init(url: url, keyEncryptionKey: .random()))
+        let client = PostgresStorageClient(database: database, owner: "user-1")
+        let storage = PostgresStorage<String>(database: database, namespace: "sessions", key: "s-1")
+        for value in [url as Any, database, database.keys, client, storage] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for text in ["\(value)", String(reflecting: value), dumped] {
+                #expect(!text.contains("SECRET"), "\(text)")
+            }
         }
     }
 

@@ -260,7 +260,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
             } catch let error as AuthenticatorError {
                 throw error
             } catch {
-                throw .invalidSecret("\(error)")
+                throw .invalidSecret((error as? LocalizedError)?.errorDescription ?? "\(type(of: error))")
             }
         }
     }

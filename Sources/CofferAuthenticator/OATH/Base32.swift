@@ -66,3 +66,14 @@ extension Base32.DecodingError: LocalizedError {
         }
     }
 }
+
+extension Base32.DecodingError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The ``errorDescription``: the character, a part of the secret, is never shown.
+    public var description: String { errorDescription ?? "the secret is not base32" }
+
+    /// The same as ``description``, for `debugPrint` and string interpolation of the error.
+    public var debugDescription: String { description }
+
+    /// Only ``description``, so `dump(_:)` and the debugger do not show the character either.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

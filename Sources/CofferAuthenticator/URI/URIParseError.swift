@@ -18,16 +18,42 @@ public enum URIParseError: Error, Sendable, Equatable {
 }
 
 extension URIParseError: LocalizedError {
-    /// What is wrong with the URI, naming the parameter or part; never the secret.
+    /// What is wrong with the URI, naming the parameter or part; never the secret. A scheme, type
+    /// or parameter name is quoted only when it is one authenticator URIs use: anything else
+    /// may be a secret pasted in the wrong place, so it is described, not repeated.
     public var errorDescription: String? {
         switch self {
         case .malformed(let reason): return "The URI is malformed: \(reason)."
         case .unsupportedScheme(let scheme):
-            return "The URI scheme '\(scheme)' is not supported; use otpauth://, pushauth:// or mfauth://."
-        case .unsupportedType(let type): return "The URI type '\(type)' is not supported here (expected totp, hotp or push)."
+            let named = Self.knownWords.contains(scheme) ? "scheme '\(scheme)'" : "scheme"
+            return "The URI \(named) is not supported; use otpauth://, pushauth:// or mfauth://."
+        case .unsupportedType(let type):
+            let named = Self.knownWords.contains(type) ? "type '\(type)'" : "type (after the scheme)"
+            return "The URI \(named) is not supported here (expected totp, hotp or push)."
         case .missingParameter(let name): return "The URI has no '\(name)' parameter, which is required."
-        case let .invalidParameter(name, reason): return "The URI's '\(name)' parameter is invalid: \(reason)."
+        case let .invalidParameter(name, reason):
+            let named = Self.knownWords.contains(name) ? "The URI's '\(name)' parameter" : "A parameter of the URI Coffer does not use"
+            return "\(named) is invalid: \(reason)."
         case let .tooLong(length, limit): return "The URI is \(length) characters long; at most \(limit) are accepted."
         }
     }
+
+    /// Schemes, types and parameter names of authenticator URIs, which messages may quote.
+    static let knownWords: Set<String> = [
+        "otpauth", "otpauth-migration", "pushauth", "mfauth", "steam", "http", "https", "motp", "yandex",
+        "totp", "hotp", "push", "oath",
+        "secret", "issuer", "algorithm", "digits", "period", "counter", "image", "b", "policies", "uid", "oid", "pid",
+        "version", "encoder", "label", "r", "a", "s", "c", "l", "m",
+    ]
+}
+
+extension URIParseError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The ``errorDescription``, so that printing the error never repeats what it does not quote.
+    public var description: String { errorDescription ?? "The URI cannot be used." }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// Only ``description``, so `dump(_:)` and the debugger show no more than the message.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

@@ -37,7 +37,7 @@ import PostgresNIO
 /// try await client.insert(mechanism)
 /// let claimed = try await client.advanceCounter(of: mechanism.mechanismUUID)
 /// ```
-public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
+public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflectable, Sendable {
     /// The key ring alias the client seals under unless told otherwise.
     public static let defaultKeyAlias = "org.coffer.authenticator"
 
@@ -49,6 +49,12 @@ public final class PostgresStorageClient: StorageClientDiagnostics, Sendable {
     public let keyAlias: String
     let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
+
+    /// The owner, the key alias and the database (which dumps only where it connects): never a
+    /// record, a secret or the database password.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["owner": owner, "keyAlias": keyAlias, "database": database], displayStyle: .class)
+    }
 
     /// A client for `owner`'s records in `database` (which must be running; see
     /// ``CofferDatabase/run()``, and migrated, ``CofferDatabase/migrate()``).

@@ -58,10 +58,15 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
             throw invalid("must look like postgresql://user@host/database or postgresql://user@/database?host=/run/postgresql")
         }
         guard components.fragment == nil else { throw invalid("has a '#' part, which means nothing to PostgreSQL") }
+        // A part of the URL that is not where it belongs may be part of a password holding a
+        // character it should have percent-encoded (`&`, `?`, `/`, `@`): never quoted.
+        let encodeHint = "; if the password holds &, ?, #, / or @, percent-encode them (%26, %3F, %23, %2F, %40)"
+        let known = ["host", "port", "user", "password", "dbname", "sslmode", "connect_timeout", "requirepeer"]
         var parameters: [String: String] = [:]
-        for item in components.queryItems ?? [] {
-            guard ["host", "port", "user", "password", "dbname", "sslmode", "connect_timeout", "requirepeer"].contains(item.name) else {
-                throw invalid("has a parameter Coffer does not know: '\(item.name)'")
+        for (index, item) in (components.queryItems ?? []).enumerated() {
+            guard known.contains(item.name) else {
+                throw invalid("has a parameter Coffer does not know (parameter \(index + 1) of the query; Coffer knows "
+                    + "\(known.joined(separator: ", ")))\(encodeHint)")
             }
             // Given twice, which one counts is a guess (sslmode=require&sslmode=disable): refused.
             guard parameters[item.name] == nil else { throw invalid("gives '\(item.name)' more than once") }
@@ -86,6 +91,10 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
         guard let port = Int(portText), (1...65_535).contains(port) else { throw invalid("has a port that is not a number from 1 to 65535") }
         self.port = port
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let rawPath = components.percentEncodedPath.drop { $0 == "/" }
+        guard !rawPath.contains("@"), !rawPath.contains("/") else {
+            throw invalid("has a database name with '@' or '/' in it\(encodeHint)")
+        }
         database = parameters["dbname"] ?? (path.isEmpty ? user : path.removingPercentEncoding ?? path)
         let defaultMode: SSLMode = socketDirectory == nil ? .require : .disable
         guard let mode = parameters["sslmode"].map({ SSLMode(rawValue: $0) }) ?? defaultMode else {
@@ -145,8 +154,9 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
     /// Only ``description``: `dump` and reflection never see the password.
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 
-    /// postgres-nio's client configuration.
-    public func clientConfiguration() throws(PostgresStorageError) -> PostgresClient.Configuration {
+    /// postgres-nio's client configuration. Package-only: it holds the password in the clear, and
+    /// postgres-nio's type prints it.
+    package func clientConfiguration() throws(PostgresStorageError) -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let socketPath {
             configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)

@@ -14,7 +14,7 @@ import Synchronization
 /// milliseconds; should the announcement be lost (the listening connection down), the cached
 /// id expires after ``CofferDatabase/Configuration/Options/keyCacheLifetime`` (1 s). Either way,
 /// data sealed under the older key still opens, as after any rotation.
-public final class DatabaseKeyStore: KeyStore, Sendable {
+public final class DatabaseKeyStore: KeyStore, CustomReflectable, Sendable {
     private let client: PostgresClient
     private let kek: KeyEncryptionKey
     private let logger: Logger
@@ -30,6 +30,10 @@ public final class DatabaseKeyStore: KeyStore, Sendable {
         self.lifetime = lifetime
         self.logger = logger
     }
+
+    /// Only the key-encryption key's fingerprint: `dump(_:)` and the debugger never reach the
+    /// pool (whose configuration holds the database password) or a cached key.
+    public var customMirror: Mirror { Mirror(self, children: ["keyEncryptionKey": kek.fingerprint], displayStyle: .class) }
 
     /// The newest key of `alias`, which seals new data; its id is cached for at most
     /// ``CofferDatabase/Configuration/Options/keyCacheLifetime``, less when a rotation is announced.

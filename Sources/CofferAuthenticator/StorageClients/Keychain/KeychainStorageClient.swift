@@ -300,7 +300,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
             throw StorageError.corrupted(location: item.label, reason: "the keyring returned the item without its secret")
         }
         let expected = Self.identity(of: item.attributes)
-        let record = try JSONDecoder().decode(T.self, from: Data(try json.get().utf8))
+        let record = try ValueCoding.decode(T.self, from: Data(try json.get().utf8), location: item.label)
         guard identity(record).utf8.elementsEqual(expected.utf8) else {
             throw StorageError.identityMismatch(location: item.label, expected: expected, found: identity(record))
         }

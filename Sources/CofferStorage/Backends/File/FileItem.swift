@@ -35,8 +35,8 @@ struct FileItem<T: Codable & Sendable>: Storage {
 }
 
 /// JSON encoding of stored values, with errors that never quote the data.
-enum ValueCoding {
-    static func encode<T: Encodable>(_ value: T) throws(StorageError) -> Data {
+package enum ValueCoding {
+    package static func encode<T: Encodable>(_ value: T) throws(StorageError) -> Data {
         do {
             return try JSONEncoder().encode(value)
         } catch {
@@ -44,7 +44,7 @@ enum ValueCoding {
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, location: String) throws(StorageError) -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, location: String) throws(StorageError) -> T {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
@@ -53,20 +53,31 @@ enum ValueCoding {
     }
 
     /// What went wrong, by coding path and kind only: the error's own text can quote the data.
-    static func summary(of error: any Error) -> String {
+    package static func summary(of error: any Error) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+            let keys = names(context.codingPath)
             return keys.isEmpty ? "at the top level" : "at '\(keys)'"
         }
         switch error {
         case DecodingError.typeMismatch(let type, let context): return "expected \(type) \(path(context))"
         case DecodingError.valueNotFound(let type, let context): return "missing \(type) value \(path(context))"
-        case DecodingError.keyNotFound(let key, let context): return "missing key '\(key.stringValue)' \(path(context))"
+        case DecodingError.keyNotFound(let key, let context): return "missing key '\(names([key]))' \(path(context))"
         case DecodingError.dataCorrupted(let context): return "malformed JSON \(path(context))"
         case EncodingError.invalidValue(_, let context):
-            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+            let keys = names(context.codingPath)
             return "a value cannot be encoded" + (keys.isEmpty ? "" : " at '\(keys)'")
         default: return String(describing: type(of: error))
         }
+    }
+
+    /// A coding path as `field.[2].<key>`: a type's own field names (its `CodingKeys`, an enum)
+    /// and array positions are shown; any other key (a dictionary's, which is part of the data
+    /// and may be secret) is shown as `<key>`.
+    package static func names(_ codingPath: [any CodingKey]) -> String {
+        codingPath.map { key in
+            if Mirror(reflecting: key).displayStyle == .enum { return key.stringValue }
+            if let index = key.intValue, key.stringValue == "Index \(index)" { return "[\(index)]" }
+            return "<key>"
+        }.joined(separator: ".")
     }
 }

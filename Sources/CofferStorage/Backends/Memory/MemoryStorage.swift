@@ -1,6 +1,6 @@
 /// Keeps a value in memory: the storage behind ``MemoryStorage``, and the spec's custom-storage
 /// example made safe for concurrency.
-public actor Memory<T: Codable & Sendable>: Storage {
+public actor Memory<T: Codable & Sendable>: Storage, CustomReflectable {
     private var data: T?
 
     /// Creates an empty memory.
@@ -11,6 +11,9 @@ public actor Memory<T: Codable & Sendable>: Storage {
     public func get() async throws -> T? { data }
 
     public func delete() async throws { data = nil }
+
+    /// No children: `dump(_:)` and the debugger cannot reveal the value.
+    public nonisolated var customMirror: Mirror { Mirror(self, children: [:], displayStyle: .class) }
 }
 
 /// Keeps a value in process memory, in plaintext. It is gone when the process ends.
