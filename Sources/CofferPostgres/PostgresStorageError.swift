@@ -95,9 +95,16 @@ extension PostgresStorageError {
     }
 }
 
-extension PostgresStorageError: LocalizedError, CustomStringConvertible {
+extension PostgresStorageError: LocalizedError, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The ``message``.
     public var errorDescription: String? { message }
     /// The ``message``: never a stored value, a secret or a password.
     public var description: String { message }
+    /// The ``message`` too: the server's detail stays in ``underlying``, for code that asks.
+    public var debugDescription: String { message }
+    /// The code, message and SQLSTATE, without ``underlying``, whose own rendering holds the
+    /// server's message and the statement.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["code": code, "message": message, "sqlState": sqlState as Any], displayStyle: .struct)
+    }
 }
