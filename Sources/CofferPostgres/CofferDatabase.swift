@@ -117,13 +117,46 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
     /// Brings the schema to this version of Coffer's (every instance may call it at start:
     /// under an advisory lock, the first migrates and the others find nothing to do). Refuses
     /// a database a newer Coffer migrated (`.schemaTooNew`). Returns the versions applied.
+    ///
+    /// It first connects once outside the pool: a server that refuses the URL's password, role
+    /// or database throws `.invalidConfiguration` at once, with the SQLSTATE, instead of the
+    /// pool retrying until the operation deadline.
     @discardableResult
     public func migrate() async throws -> [Int] {
-        try await deadline.run("migrate the schema") {
+        try await deadline.run("connect to the database") { try await self.checkServerAccepts() }
+        return try await deadline.run("migrate the schema") {
             // Up to date (every start but the first after an upgrade): a read, no lock.
             if try await PostgresSchema.version(self.client, logger: self.logger) == PostgresSchema.latest { return [] }
             return try await PostgresSchema.migrate(self.client, logger: self.logger)
         }
+    }
+
+    /// Connects once, outside the pool, so that a server refusing this user, password or database
+    /// says so at once: the pool retries such a connection quietly until the deadline passes,
+    /// which would report it as a server that does not answer. A server that cannot be reached is
+    /// left to the deadline (it may be starting).
+    ///
+    /// - Throws: ``PostgresStorageError`` `.invalidConfiguration`, with the server's SQLSTATE,
+    ///   naming what to check; never the password.
+    private func checkServerAccepts() async throws {
+        let url = configuration.url
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 0, logger: logger)
+        } catch let error as PSQLError where error.code == .server {
+            let state = error.serverInfo?[.sqlState] ?? "?"
+            let what = switch state {
+            case "28P01": "the server refused the password of user '\(url.user)'"
+            case "28000": "the server does not let user '\(url.user)' connect (no such role, or no pg_hba.conf entry for it)"
+            case "3D000": "the server has no database '\(url.database)'"
+            default: "the server refused the connection (SQLSTATE \(state))"
+            }
+            throw PostgresStorageError(.invalidConfiguration, "Connecting to \(url): \(what). Check the user, password and database in "
+                + "the database URL (COFFER_DATABASE_URL for the tool), or the server's pg_hba.conf.", sqlState: state)
+        } catch {
+            return  // Not reached, or not answering: the operation's deadline says so.
+        }
+        try? await connection.close()
     }
 
     /// The schema version of the database, and the newest this Coffer knows.

@@ -23,3 +23,24 @@ struct PostgresStorageErrorTests {
         #expect(error.underlying is DriverError, "kept for code that asks")
     }
 }
+
+/// A server that refuses the URL's user or database says so when the database is migrated (as
+/// every instance and the tool do at start), instead of the pool retrying until the deadline.
+@Suite("A refused connection", .enabled(if: TestPostgres.isRunning, TestPostgres.skipReason))
+struct RefusedConnectionTests {
+    @Test("a role or database the server does not have is .invalidConfiguration with its SQLSTATE, not .unavailable", arguments: [
+        ("nosuchrole@/postgres?", "nosuchrole", "28000"),
+        ("postgres@/nosuchdatabase?", "nosuchdatabase", "3D000"),
+    ])
+    func refused(replacement: String, named: String, state: String) async throws {
+        let admin = try #require(TestPostgres.adminURL)
+        let url = admin.replacingOccurrences(of: "postgres@/postgres?", with: replacement)
+        try #require(url != admin)
+        // A deadline far away: an answer that waited for it would be .unavailable.
+        let database = try TestPostgres.database(url) { $0.operationTimeout = .seconds(120) }
+        await #expect { try await TestPostgres.running(database, migrate: false) { try await $0.migrate() } } throws: { error in
+            guard let error = error as? PostgresStorageError else { return false }
+            return error.code == .invalidConfiguration && error.sqlState == state && error.message.contains(named)
+        }
+    }
+}

@@ -172,4 +172,22 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
         configuration.options.connectTimeout = connectTimeout
         return configuration
     }
+
+    /// The configuration of one connection outside the pool (the check at migration). Package-only
+    /// for the same reason as ``clientConfiguration()``.
+    package func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
+        if let socketPath {
+            configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+        } else {
+            let tls: PostgresConnection.Configuration.TLS = switch sslMode {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+            configuration = .init(host: host ?? "localhost", port: port, username: user, password: password, database: database, tls: tls)
+        }
+        configuration.options.connectTimeout = .seconds(connectTimeout.components.seconds)
+        return configuration
+    }
 }
