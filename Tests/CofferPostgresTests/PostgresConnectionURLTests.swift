@@ -1,5 +1,6 @@
 import CofferPostgres
 import Foundation
+import TestSupport
 import Testing
 
 /// `COFFER_DATABASE_URL` read as libpq reads its URLs, with what Coffer adds: unknown
@@ -60,9 +61,7 @@ struct PostgresConnectionURLTests {
         let client = PostgresStorageClient(database: database, owner: "user-1")
         let storage = PostgresStorage<String>(database: database, namespace: "sessions", key: "s-1")
         for value in [url as Any, database, database.keys, client, storage] {
-            var dumped = ""
-            dump(value, to: &dumped)
-            for text in ["\(value)", String(reflecting: value), dumped] {
+            for text in renderings(of: value) {
                 #expect(!text.contains("SECRET"), "\(text)")
             }
         }
@@ -72,9 +71,7 @@ struct PostgresConnectionURLTests {
     func noPassword() throws {
         let url = try PostgresConnectionURL("postgresql://coffer:hunter2@db.example.com/vault?password=hunter2")
         #expect(url.password == "hunter2")
-        var dumped = ""
-        dump(url, to: &dumped)
-        for text in [url.description, url.debugDescription, "\(url)", String(reflecting: url), dumped] {
+        for text in renderings(of: url) + [url.description, url.debugDescription] {
             #expect(!text.contains("hunter2"), "\(text)")
         }
     }

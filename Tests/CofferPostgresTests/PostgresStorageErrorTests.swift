@@ -1,5 +1,6 @@
 @testable import CofferPostgres
 import Foundation
+import TestSupport
 import Testing
 
 /// A PostgreSQL error prints, debug-prints and dumps its message only; what the driver said
@@ -14,12 +15,10 @@ struct PostgresStorageErrorTests {
     @Test("description, debugDescription and dump show the message, code and SQLSTATE, not the underlying error")
     func rendering() {
         let error = PostgresStorageError(.server, "The server refused the write.", sqlState: "23505", underlying: DriverError())
-        var dumped = ""
-        dump(error, to: &dumped)
-        for text in ["\(error)", String(reflecting: error), error.localizedDescription, dumped] {
+        for text in renderings(of: error) + [error.localizedDescription] {
             #expect(!text.contains("SECRETSECRET") && text.contains("The server refused the write."), "\(text)")
         }
-        #expect(dumped.contains("23505") && dumped.contains("server"))
+        #expect(dumped(error).contains("23505") && dumped(error).contains("server"))
         #expect(error.underlying is DriverError, "kept for code that asks")
     }
 }

@@ -14,18 +14,12 @@ struct KeyRedactionTests {
                 bytes.prefix(4).map { "- \($0)" }.joined(separator: "\n")]
     }
 
-    static func renderings(of value: Any) -> [String] {
-        var dumped = ""
-        dump(value, to: &dumped)
-        return ["\(value)", String(reflecting: value), dumped]
-    }
-
     @Test("VersionedKey and KeyRing show ids, never key material")
     func keys() {
         var ring = KeyRing.fresh()
         _ = ring.rotate()
         for (value, key) in [(ring.primary as Any, ring.primary.key), (ring as Any, ring.key(id: 1)!.key)] {
-            for text in Self.renderings(of: value) {
+            for text in renderings(of: value) {
                 for form in Self.forms(of: key) { #expect(!text.contains(form), "\(text)") }
                 #expect(!text.contains("bytes"), "\(text)")
             }
@@ -51,9 +45,8 @@ struct StorageRedactionTests {
         for storage in storages {
             try await storage.save(item: "SECRETSECRET")
             #expect(try await storage.get() == "SECRETSECRET")
-            var dumped = ""
-            dump(storage, to: &dumped)
-            #expect(!dumped.contains("SECRETSECRET") && dumped.contains("cacheStrategy"), "\(dumped)")
+            let text = dumped(storage)
+            #expect(!text.contains("SECRETSECRET") && text.contains("cacheStrategy"), "\(text)")
         }
     }
 
@@ -67,9 +60,7 @@ struct StorageRedactionTests {
             Issue.record("NaN was encoded")
         } catch {
             #expect(error is StorageError)
-            var dumped = ""
-            dump(error, to: &dumped)
-            for text in ["\(error)", (error as? LocalizedError)?.errorDescription ?? "", dumped] {
+            for text in renderings(of: error) + [(error as? LocalizedError)?.errorDescription ?? ""] {
                 #expect(!text.contains("SECRETSECRET") && text.contains("<key>"), "\(text)")
             }
         }

@@ -45,10 +45,7 @@ struct TokenAndCookieTests {
     func redaction() {
         let token = Token(accessToken: "AT-SECRET", expiresIn: 1, refreshToken: "RT-SECRET", idToken: "ID-SECRET")
         let cookie = Cookie(name: "ST", value: "COOKIE-SECRET", domain: "example.com")
-        var dumped = ""
-        dump(token, to: &dumped)
-        dump(cookie, to: &dumped)
-        for text in ["\(token)", String(reflecting: token), "\(cookie)", String(reflecting: cookie), dumped] {
+        for text in renderings(of: token) + renderings(of: cookie) {
             #expect(!text.contains("SECRET"), "\(text)")
         }
     }

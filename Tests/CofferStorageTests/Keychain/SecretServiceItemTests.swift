@@ -1,5 +1,6 @@
 @testable import CofferStorage
 import Foundation
+import TestSupport
 import Testing
 
 /// An item read from the keyring, printed, debug-printed or dumped, never shows its secret.
@@ -9,9 +10,7 @@ struct SecretServiceItemTests {
     func redaction() {
         let item = SecretService.Item(attributes: ["service": "com.example"], label: "Example key", isLocked: false,
                                       secret: Data("KEYRING-SECRET".utf8))
-        var dumped = ""
-        dump(item, to: &dumped)
-        for text in ["\(item)", String(reflecting: item), dumped] {
+        for text in renderings(of: item) {
             #expect(!text.contains("KEYRING-SECRET") && !text.contains("bytes"), "\(text)")  // Data dumps its bytes
             #expect(text.contains("Example key") && text.contains("<redacted>"), "\(text)")
         }
