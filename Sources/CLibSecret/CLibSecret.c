@@ -54,6 +54,8 @@ static struct {
     void *(*value_new)(const char *, long, const char *);
     const char *(*value_get)(void *, size_t *);
     void (*value_unref)(void *);
+    void *(*bus_get_sync)(int, void *, GErrorABI **);
+    const char *(*connection_get_guid)(void *);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -112,6 +114,8 @@ static void load_library(void) {
     BIND(value_new, "secret_value_new");
     BIND(value_get, "secret_value_get");
     BIND(value_unref, "secret_value_unref");
+    BIND(bus_get_sync, "g_bus_get_sync");
+    BIND(connection_get_guid, "g_dbus_connection_get_guid");
 }
 
 const char *coffer_secret_load(void) {
@@ -211,6 +215,18 @@ int coffer_secret_default_collection_state(void *cancellable, coffer_secret_erro
     int state = collection_state(service, cancellable, error);
     api.object_unref(service);
     return state;
+}
+
+int coffer_secret_bus_guid(void *cancellable, char **guid, coffer_secret_error *error) {
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    GErrorABI *gerror = NULL;
+    void *connection = api.bus_get_sync(2 /* G_BUS_TYPE_SESSION */, cancellable, &gerror);
+    if (!connection) return take_error(gerror, error);
+    const char *found = api.connection_get_guid(connection);
+    *guid = found ? strdup(found) : NULL;
+    api.object_unref(connection);
+    return *guid ? COFFER_SECRET_OK : static_error("the session bus gave no GUID", error);
 }
 
 int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attribute_count, const char *label,

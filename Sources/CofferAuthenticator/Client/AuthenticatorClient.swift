@@ -269,12 +269,17 @@ public final class AuthenticatorClient: @unchecked Sendable {
 
     private func setLocked(_ account: Account, policy: String?) throws(AuthenticatorError) {
         try withStorage { (storage) throws(AuthenticatorError) in
-            guard var stored = storage.getAccount(accountIdentifier: account.identifier) else {
+            // One step of the storage client, so a rename or removal meanwhile is kept.
+            do {
+                try storage.updateAccount(accountIdentifier: account.identifier) { stored in
+                    stored.isLocked = policy != nil
+                    stored.lockingPolicy = policy
+                }
+            } catch StorageClientError.accountNotFound {
                 throw .notFound("The account \(account.issuer) / \(account.accountName)")
+            } catch {
+                throw .storageFailed(operation: policy == nil ? "unlock the account" : "lock the account", cause: error)
             }
-            stored.isLocked = policy != nil
-            stored.lockingPolicy = policy
-            try write(storage.setAccount(account: stored), policy == nil ? "unlock the account" : "lock the account", storage)
         }
     }
 

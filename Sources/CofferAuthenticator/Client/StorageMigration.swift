@@ -64,8 +64,11 @@ public enum StorageMigration {
     ///   the migration throws ``Failure/unreadableSource(count:records:)``. (A client written
     ///   to the spec reports no unreadable records; its reads are taken as complete.)
     /// - Objects the target already holds and that equal the source's are accepted, so a
-    ///   migration that was interrupted (even killed) can be run again and completes. An object
-    ///   under the same id that differs is refused: nothing is overwritten.
+    ///   migration that was interrupted (even killed) can be run again and completes. A
+    ///   mechanism that differs only in its HOTP counter is accepted too, and both stores move
+    ///   on to the higher counter (a counter is never lowered: codes issued from either store
+    ///   are never issued again). An object under the same id that differs otherwise is
+    ///   refused: nothing is overwritten.
     /// - The source loses only what was copied and verified, removed by id: the push device
     ///   token, notifications,
     ///   then mechanisms, then an account once it owns nothing more. Nothing is removed by
@@ -89,6 +92,9 @@ public enum StorageMigration {
                 throw .writeFailed("the push device token")
             }
         }
+        // Mechanisms the target held already (an interrupted migration): their counter there may
+        // be ahead of the source's. Every other copy must read back exactly as given.
+        var resumed: Set<String> = []
         for (account, mechanisms) in plan {
             let title = "\(account.issuer): \(account.accountName)"
             if let existing = target.getAccount(accountIdentifier: account.identifier) {
@@ -98,7 +104,9 @@ public enum StorageMigration {
             }
             for (mechanism, notifications) in mechanisms {
                 if let existing = target.getMechanismForUUID(uuid: mechanism.mechanismUUID) {
-                    guard existing == mechanism else { throw .targetNotEmpty(["\(title) (\(mechanism.type.rawValue), id \(mechanism.mechanismUUID))"]) }
+                    guard existing.isSame(as: mechanism) else { throw .targetNotEmpty(["\(title) (\(mechanism.type.rawValue), id \(mechanism.mechanismUUID))"]) }
+                    try raiseCounter(of: mechanism.mechanismUUID, to: mechanism.counter, in: target, title: title)
+                    resumed.insert(mechanism.mechanismUUID)
                 } else {
                     do {
                         try target.insertMechanism(mechanism)
@@ -124,7 +132,9 @@ public enum StorageMigration {
                 throw .verificationFailed("The account \(account.issuer): \(account.accountName)")
             }
             for (mechanism, notifications) in mechanisms {
-                guard target.getMechanismForUUID(uuid: mechanism.mechanismUUID) == mechanism,
+                guard let copied = target.getMechanismForUUID(uuid: mechanism.mechanismUUID),
+                      resumed.contains(mechanism.mechanismUUID) ? copied.isSame(as: mechanism) && copied.counter >= mechanism.counter
+                                                                 : copied == mechanism,
                       Set(target.getAllNotificationsForMechanism(mechanism: mechanism).map(\.identifier)) == Set(notifications.map(\.identifier)) else {
                     throw .verificationFailed("A mechanism of \(account.issuer): \(account.accountName)")
                 }
@@ -159,9 +169,9 @@ public enum StorageMigration {
     }
 
     /// Removes the copied mechanism from the source only if no HOTP code was issued from it
-    /// since it was read; when one was, the target's copy is brought to the source's counter
-    /// first and the removal tried again. So no code issued during the migration is issued
-    /// again from the target.
+    /// since it was read (an atomic step of the source); when one was, the target's counter is
+    /// raised to the source's first and the removal tried again. So no code issued during the
+    /// migration is issued again from the target.
     private static func removeCarryingCounter(_ copied: Mechanism, from source: any StorageClient, to target: any StorageClient,
                                               title: String) throws(Failure) {
         var expected = copied
@@ -171,12 +181,35 @@ public enum StorageMigration {
             } catch {
                 throw .sourceCleanupFailed("a mechanism of \(title) (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
             }
-            guard let current = source.getMechanismForUUID(uuid: expected.mechanismUUID), current.counter > expected.counter,
-                  target.setMechanism(mechanism: current) else {
-                throw .sourceCleanupFailed("a mechanism of \(title) (its HOTP counter moved and could not be carried over)")
+            guard let current = source.getMechanismForUUID(uuid: expected.mechanismUUID), current.counter > expected.counter else {
+                throw .sourceCleanupFailed("a mechanism of \(title) (its HOTP counter moved and could not be read again)")
             }
+            try raiseCounter(of: current.mechanismUUID, to: current.counter, in: target, title: title)
             expected = current
         }
         throw .sourceCleanupFailed("a mechanism of \(title) (codes kept being issued from it during the migration)")
+    }
+
+    /// Moves the target's HOTP counter up to at least `counter`, one atomic advance at a time,
+    /// so it never goes down, whatever else uses the target meanwhile.
+    private static func raiseCounter(of uuid: String, to counter: UInt64, in target: any StorageClient, title: String) throws(Failure) {
+        do {
+            while true {
+                guard let current = target.getMechanismForUUID(uuid: uuid) else { throw StorageClientError.mechanismNotFound(uuid: uuid) }
+                if current.counter >= counter { return }
+                _ = try target.advanceCounter(mechanismUUID: uuid)
+            }
+        } catch {
+            throw .writeFailed("the HOTP counter of \(title) (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
+        }
+    }
+}
+
+extension Mechanism {
+    /// Whether `other` is this mechanism but perhaps for its HOTP counter.
+    func isSame(as other: Mechanism) -> Bool {
+        var aligned = self
+        aligned.counter = other.counter
+        return aligned == other
     }
 }

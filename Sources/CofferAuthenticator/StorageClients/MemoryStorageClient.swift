@@ -76,6 +76,30 @@ public final class MemoryStorageClient: StorageClient, Sendable {
         }
     }
 
+    /// Compares the counter and removes under the same lock.
+    public func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool {
+        try state.withLock { (state) throws(StorageClientError) in
+            guard let current = state.mechanisms[mechanism.mechanismUUID] else { throw .mechanismNotFound(uuid: mechanism.mechanismUUID) }
+            guard current.counter == mechanism.counter else { return false }
+            state.mechanisms[mechanism.mechanismUUID] = nil
+            return true
+        }
+    }
+
+    /// Reads, changes and writes the account under one lock.
+    @discardableResult
+    public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
+        try state.withLock { state in
+            guard let key = state.accounts.first(where: { $0.value.identifier == accountIdentifier })?.key, var account = state.accounts[key] else {
+                throw StorageClientError.accountNotFound(identifier: accountIdentifier)
+            }
+            try change(&account)
+            guard account.identifier == accountIdentifier else { throw StorageClientError.identityChanged(identifier: accountIdentifier) }
+            state.accounts[key] = account
+            return account
+        }
+    }
+
     @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
         state.withLock { $0.mechanisms.removeValue(forKey: mechanism.mechanismUUID) != nil }
     }

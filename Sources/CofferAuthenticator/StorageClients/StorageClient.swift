@@ -110,6 +110,21 @@ public protocol StorageClient {
     ///
     /// - Throws: ``StorageClientError/mechanismNotFound(uuid:)``, or the client's error.
     func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool
+
+    /// Reads the account with `accountIdentifier`, lets `change` modify it and stores it, as one
+    /// step: a lock, unlock or rename made by another process at the same moment is never
+    /// undone, and an account removed meanwhile is not brought back. The identity (issuer and
+    /// account name) must stay as it is. Returns the account as stored.
+    ///
+    /// The built-in clients read and write in one transaction or under their cross-process lock.
+    /// The default, for clients written to the spec, reads with ``getAccount(accountIdentifier:)``
+    /// and writes with ``setAccount(account:)``: **not atomic**.
+    ///
+    /// - Throws: ``StorageClientError/accountNotFound(identifier:)``,
+    ///   ``StorageClientError/identityChanged(identifier:)``, what `change` throws, or the
+    ///   client's error; nothing is written then.
+    @discardableResult
+    func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account
 }
 
 extension StorageClient {
@@ -156,6 +171,21 @@ extension StorageClient {
             throw StorageClientError.failed(operation: "remove the mechanism", cause: (self as? any StorageClientDiagnostics)?.lastError)
         }
         return true
+    }
+
+    /// Reads, changes, then writes with ``setAccount(account:)``: **not atomic** (see the
+    /// requirement).
+    @discardableResult
+    public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
+        guard var account = getAccount(accountIdentifier: accountIdentifier) else {
+            throw StorageClientError.accountNotFound(identifier: accountIdentifier)
+        }
+        try change(&account)
+        guard account.identifier == accountIdentifier else { throw StorageClientError.identityChanged(identifier: accountIdentifier) }
+        guard setAccount(account: account) else {
+            throw StorageClientError.failed(operation: "store the account", cause: (self as? any StorageClientDiagnostics)?.lastError)
+        }
+        return account
     }
 
     /// Reads, then writes with ``setMechanism(mechanism:)``: **not atomic** (see the requirement).

@@ -12,6 +12,11 @@ public enum StorageClientError: Error, Sendable {
     case mechanismExists(issuer: String, accountName: String, type: MechanismType)
     /// No mechanism with this UUID is stored.
     case mechanismNotFound(uuid: String)
+    /// No account with this identifier (``Account/identifier``) is stored.
+    case accountNotFound(identifier: String)
+    /// An update tried to change the account's identity (its issuer or account name), which
+    /// would make it another account; nothing was written. Change the display names instead.
+    case identityChanged(identifier: String)
     /// The HOTP counter is at the largest value it can hold; it cannot move on.
     case counterExhausted(uuid: String)
     /// The object still owns records (mechanisms, notifications), some perhaps unreadable;
@@ -35,6 +40,11 @@ extension StorageClientError: LocalizedError {
         case let .mechanismExists(issuer, accountName, type):
             return "\(issuer): \(accountName) already has a \(type.rawValue.uppercased()) mechanism; nothing was written."
         case .mechanismNotFound(let uuid): return "No mechanism with the id \(uuid) is stored."
+        case .accountNotFound(let identifier):
+            return "No account \(IdentifierCoding.split(identifier).joined(separator: ": ")) is stored."
+        case .identityChanged(let identifier):
+            return "An update would change the issuer or account name of \(IdentifierCoding.split(identifier).joined(separator: ": ")), "
+                + "which identify it; nothing was written. Change its display names instead."
         case .counterExhausted(let uuid):
             return "The HOTP counter of mechanism \(uuid) is at its largest value and cannot move on; enrol the account again."
         case let .stillOwnsRecords(what, count):

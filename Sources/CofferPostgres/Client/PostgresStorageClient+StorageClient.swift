@@ -27,6 +27,25 @@ extension PostgresStorageClient: StorageClient {
         blocking("removeAccount") { try await self.delete(account) } ?? false
     }
 
+    /// Reads the account, applies `change` and stores it by compare-and-swap
+    /// (``update(_:to:)``), reading again while another writer got there first: a concurrent
+    /// lock, rename or removal is never undone.
+    ///
+    /// - Throws: `StorageClientError` when there is no such account or `change` alters its
+    ///   identity; ``PostgresStorageError`` when the database fails.
+    @discardableResult
+    public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
+        let parts = IdentifierCoding.split(accountIdentifier)
+        while true {
+            let stored = parts.count == 2
+                ? try blockingThrows("updateAccount") { try await self.account(issuer: parts[0], accountName: parts[1]) } : nil
+            guard let stored else { throw StorageClientError.accountNotFound(identifier: accountIdentifier) }
+            var changed = stored
+            try change(&changed)
+            if try blockingThrows("updateAccount", { [changed] in try await self.update(stored, to: changed) }) { return changed }
+        }
+    }
+
     /// The account with this identifier (`issuer-accountName`, escaped as
     /// `Account.identifier` escapes it), or `nil` when there is none or the database failed
     /// (then ``lastError`` says why).

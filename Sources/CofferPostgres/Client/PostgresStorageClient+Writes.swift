@@ -51,6 +51,28 @@ extension PostgresStorageClient {
         return false
     }
 
+    /// Replaces the stored account `old` with `new` (same issuer and account name) only if the
+    /// row still holds exactly `old`: a compare-and-swap in one statement. Returns `false`,
+    /// changing nothing, when the row changed or is gone; read it again and retry.
+    public func update(_ old: Account, to new: Account) async throws -> Bool {
+        guard new.identifier == old.identifier else { throw StorageClientError.identityChanged(identifier: old.identifier) }
+        let owner = self.owner
+        let rows = try await execute("update an account", """
+            UPDATE coffer_accounts SET display_issuer = \(new.displayIssuer), display_account_name = \(new.displayAccountName),
+                image_url = \(new.imageURL), background_color = \(new.backgroundColor),
+                time_added = \(new.timeAdded.timeIntervalSinceReferenceDate), policies = \(new.policies),
+                locking_policy = \(new.lockingPolicy), is_locked = \(new.isLocked)
+            WHERE owner = \(owner) AND issuer = \(old.issuer) AND account_name = \(old.accountName)
+            AND display_issuer IS NOT DISTINCT FROM \(old.displayIssuer)
+            AND display_account_name IS NOT DISTINCT FROM \(old.displayAccountName)
+            AND image_url IS NOT DISTINCT FROM \(old.imageURL) AND background_color IS NOT DISTINCT FROM \(old.backgroundColor)
+            AND time_added = \(old.timeAdded.timeIntervalSinceReferenceDate) AND policies IS NOT DISTINCT FROM \(old.policies)
+            AND locking_policy IS NOT DISTINCT FROM \(old.lockingPolicy) AND is_locked = \(old.isLocked)
+            RETURNING 1
+            """)
+        return !rows.isEmpty
+    }
+
     // MARK: - Mechanisms
 
     /// Stores a new mechanism (and its account, with no display details, when there is none),

@@ -50,11 +50,11 @@ struct R8FileAttackTests {
         #expect(!FileManager.default.fileExists(atPath: elsewhere.path))
     }
 
-    @Test("6: lock files live in XDG_RUNTIME_DIR or the data directory, never a shared folder like /tmp")
+    @Test("6: the keyring's lock files live in your home as the password database names it, never a shared folder like /tmp")
     func lockDirectory() throws {
         let locks = try DataDirectory.locks()
-        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].map { $0 + "/coffer" }
-        #expect(locks.path == runtime || locks.standardizedFileURL == DataDirectory.default.standardizedFileURL, "\(locks.path)")
+        let home = try #require(getpwuid(geteuid())?.pointee.pw_dir.map { String(cString: $0) })
+        #expect(locks.path == home + "/.local/share/coffer/locks", "\(locks.path)")
         #expect(locks.path != "/tmp/coffer-\(getuid())")
         let mode = try permissions(of: locks)
         #expect(mode & 0o022 == 0)

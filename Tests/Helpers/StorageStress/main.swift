@@ -6,6 +6,7 @@
 //   coffer-stress keychain-write ACCOUNT COUNT     saves COUNT values to a keyring item; prints errors
 //   coffer-stress keychain-get ACCOUNT TIMEOUT_MS  one keyring read; prints "ok", "nil" or the error
 //   coffer-stress keychain-lock                    locks the default collection
+//   coffer-stress keyring-create-key ALIAS         creates ALIAS's key in the keyring (SecretServiceKeyStore)
 //   coffer-stress secured-probe                    prints "available" or "nil" for SecuredKeyEncryptor()
 //   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
 //   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
@@ -91,6 +92,10 @@ case "keychain-get":
 case "keychain-lock":
     do { try await SecretService().lockDefaultCollection() } catch { fail(["lock: \(error)"]) }
 
+case "keyring-create-key":
+    guard arguments.count == 2 else { fail([usage]) }
+    do { try await SecretServiceKeyStore().createKey(for: arguments[1]) } catch { fail(["create key: \(error)"]) }
+
 case "secured-probe":
     print(SecuredKeyEncryptor() == nil ? "nil" : "available")
     if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() { print("reason: \(problem)") }
@@ -112,7 +117,11 @@ case "strongbox":
 case "keychain-client-probe":
     let client = OathKeychainStorage()
     print("setAccount=\(client.setAccount(account: Account(issuer: "I", accountName: "a")))")
+    // The keyring's lock is taken first (a write holds it), so its error can come before the
+    // encryptor's.
     if case .failedToEncrypt(let cause)? = client.lastError as? EncryptorError, case .unavailable? = cause as? KeychainError {
+        print("lastError=unavailable")
+    } else if case .unavailable? = client.lastError as? KeychainError {
         print("lastError=unavailable")
     } else {
         print("lastError=\(client.lastError.map { "\($0)" } ?? "nil")")

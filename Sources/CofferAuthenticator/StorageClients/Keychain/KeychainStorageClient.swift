@@ -18,6 +18,12 @@ import CofferStorage
 /// The prefix defaults to `org.coffer.authenticator`. Failures return `false`/`nil`/`[]`, are
 /// logged without secrets and kept in ``lastError``; unreadable items are counted in
 /// ``unreadableRecordCount`` and left in the keyring.
+///
+/// Every write holds one cross-process lock, `KeyringLock` named after the prefix (in your home
+/// directory as the password database names it, one per keyring, whatever the environment), and so does
+/// every read-compare-write (a HOTP counter, a removal if unchanged, an account update): every
+/// process and shell of the user that shares the keyring takes the same lock, so none of them
+/// can write between another's read and write. A removed item is never written back.
 public final class KeychainStorageClient: StorageClient, StorageClientDiagnostics, Sendable {
     /// The prefix of the `service` attribute of every item.
     public let servicePrefix: String
@@ -73,8 +79,43 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         store(account, identity: "account/\(account.identifier)", attributes: attributes(account), label: "\(account.issuer) / \(account.accountName)", operation: "setAccount")
     }
 
+    /// Removes the account when it owns no mechanism any more; one that still does (perhaps an
+    /// unreadable one) is left, with ``StorageClientError/stillOwnsRecords(what:count:)`` in
+    /// ``lastError``: remove its mechanisms first, as `AuthenticatorClient` does.
     @discardableResult public func removeAccount(account: Account) -> Bool {
-        remove(attributes(account), operation: "removeAccount")
+        diagnostics.attempt("removeAccount") {
+            try exclusively {
+                let owned = try search(["service": service("mechanism"), "issuer": account.issuer, "accountName": account.accountName],
+                                       loadSecrets: false).count
+                guard owned == 0 else {
+                    throw StorageClientError.stillOwnsRecords(what: "The account \(account.issuer): \(account.accountName)", count: owned)
+                }
+                return try clear(attributes(account)) > 0
+            }
+        } ?? false
+    }
+
+    /// Reads the account, applies `change` and stores it, holding the lock throughout, so a
+    /// concurrent lock, rename or removal is never undone. The account's identity (issuer and
+    /// account name) cannot change.
+    @discardableResult
+    public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
+        try diagnostics.attemptThrowing("updateAccount") {
+            try exclusively {
+                let parts = IdentifierCoding.split(accountIdentifier)
+                let attributes = ["service": service("account"), "issuer": parts.first ?? "", "accountName": parts.count == 2 ? parts[1] : ""]
+                let items = parts.count == 2 ? try search(attributes, loadSecrets: true) : []
+                guard !items.isEmpty else { throw StorageClientError.accountNotFound(identifier: accountIdentifier) }
+                guard items.count == 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
+                var account = try open(Account.self, items[0]) { "account/\($0.identifier)" }
+                let identity = account.identifier
+                try change(&account)
+                guard account.identifier == identity else { throw StorageClientError.identityChanged(identifier: identity) }
+                try storeItem(account, identity: "account/\(account.identifier)", attributes: self.attributes(account),
+                              label: "\(account.issuer) / \(account.accountName)")
+                return account
+            }
+        }
     }
 
     public func getAccount(accountIdentifier: String) -> Account? {
@@ -115,22 +156,49 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     }
 
     /// Claims the next HOTP counter value: read, check and write under this client's
-    /// cross-process lock (`<prefix>.lock` in `DataDirectory.locks()`), so processes sharing
-    /// the keyring never get the same value.
+    /// cross-process lock (`KeyringLock`), so processes sharing the keyring never get the same
+    /// value.
     public func advanceCounter(mechanismUUID uuid: String) throws -> Mechanism {
         try diagnostics.attemptThrowing("advanceCounter") {
             try exclusively {
-                let attributes = ["service": service("mechanism"), "uuid": uuid]
-                let items = try search(attributes, loadSecrets: true)
-                guard !items.isEmpty else { throw StorageClientError.mechanismNotFound(uuid: uuid) }
-                guard items.count == 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
-                let current = try open(Mechanism.self, items[0]) { "mechanism/\($0.mechanismUUID)" }
+                let current = try lockedMechanism(uuid)
                 var advanced = current
                 advanced.counter = try current.nextCounter()
-                try storeMechanism(advanced)
+                try storeItem(advanced, identity: "mechanism/\(uuid)", attributes: attributes(advanced),
+                              label: "\(advanced.issuer) / \(advanced.accountName) (\(advanced.type.rawValue))")
                 return current
             }
         }
+    }
+
+    /// Removes the mechanism only if its counter is still `mechanism.counter`: read, compare and
+    /// delete under the same lock as ``advanceCounter(mechanismUUID:)``, so no code can be issued
+    /// from it between the comparison and the removal.
+    public func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool {
+        try diagnostics.attemptThrowing("removeMechanismIfUnchanged") {
+            try exclusively {
+                let current = try lockedMechanism(mechanism.mechanismUUID)
+                guard current.counter == mechanism.counter else { return false }
+                return try removeMechanismLocked(current.mechanismUUID)
+            }
+        }
+    }
+
+    /// The one mechanism item with `uuid`, opened (with the lock held).
+    private func lockedMechanism(_ uuid: String) throws -> Mechanism {
+        let attributes = ["service": service("mechanism"), "uuid": uuid]
+        let items = try search(attributes, loadSecrets: true)
+        guard !items.isEmpty else { throw StorageClientError.mechanismNotFound(uuid: uuid) }
+        guard items.count == 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
+        return try open(Mechanism.self, items[0]) { "mechanism/\($0.mechanismUUID)" }
+    }
+
+    /// Removes the mechanism's item unless it still owns notifications (with the lock held);
+    /// whether there was one.
+    private func removeMechanismLocked(_ uuid: String) throws -> Bool {
+        let owned = try search(["service": service("notification"), "mechanismUUID": uuid], loadSecrets: false).count
+        guard owned == 0 else { throw StorageClientError.stillOwnsRecords(what: "The mechanism \(uuid)", count: owned) }
+        return try clear(["service": service("mechanism"), "uuid": uuid]) > 0
     }
 
     /// Throws when storing `mechanism` would replace another object (or, with `insertOnly`, any).
@@ -159,13 +227,17 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                       label: "\(mechanism.issuer) / \(mechanism.accountName) (\(mechanism.type.rawValue))")
     }
 
-    /// Runs `body` holding this client's lock, shared by every process using the same prefix.
+    /// Runs `body` holding this client's lock (``KeyringLock`` named after the prefix), shared
+    /// by every process of the user that reaches this keyring, whatever its environment.
     private func exclusively<R>(_ body: () throws -> R) throws -> R {
-        try FileLock(path: DataDirectory.locks().appendingPathComponent("\(servicePrefix).lock").path).withExclusiveLock(body)
+        let (prefix, timeout) = (servicePrefix, secretService.timeout)
+        return try SyncBridge.run { try await KeyringLock.named(prefix, timeout: timeout) }.withExclusiveLock(body)
     }
 
+    /// Removes the mechanism when it owns no notification any more (see
+    /// ``removeAccount(account:)``).
     @discardableResult public func removeMechanism(mechanism: Mechanism) -> Bool {
-        remove(["service": service("mechanism"), "uuid": mechanism.mechanismUUID], operation: "removeMechanism")
+        diagnostics.attempt("removeMechanism") { try exclusively { try removeMechanismLocked(mechanism.mechanismUUID) } } ?? false
     }
 
     public func getMechanismsForAccount(account: Account) -> [Mechanism] {
@@ -247,9 +319,11 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         return try SyncBridge.run { try await secretService.search(attributes, loadSecrets: loadSecrets) }
     }
 
+    /// Stores one item holding the lock, so it never lands between another process's read and
+    /// write (nor brings back what another process just removed from under a read).
     private func store<T: Encodable>(_ value: T, identity: String, attributes: [String: String], label: String, operation: String) -> Bool {
         diagnostics.attempt(operation) {
-            try storeItem(value, identity: identity, attributes: attributes, label: label)
+            try exclusively { try storeItem(value, identity: identity, attributes: attributes, label: label) }
             return true
         } ?? false
     }
@@ -263,11 +337,14 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         }
     }
 
+    /// Removes the items with `attributes`, holding the lock.
     private func remove(_ attributes: [String: String], operation: String) -> Bool {
-        diagnostics.attempt(operation) {
-            let secretService = self.secretService
-            return try SyncBridge.run { try await secretService.clear(attributes) } > 0
-        } ?? false
+        diagnostics.attempt(operation) { try exclusively { try clear(attributes) } > 0 } ?? false
+    }
+
+    private func clear(_ attributes: [String: String]) throws -> Int {
+        let secretService = self.secretService
+        return try SyncBridge.run { try await secretService.clear(attributes) }
     }
 
     /// Every readable record matching `attributes`. Each item must open under the identity its

@@ -131,6 +131,26 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         } ?? false
     }
 
+    /// Reads, changes and writes the account in one write transaction (see the requirement).
+    @discardableResult
+    public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
+        try diagnostics.attemptThrowing("updateAccount") {
+            let parts = IdentifierCoding.split(accountIdentifier)
+            guard parts.count == 2 else { throw StorageClientError.accountNotFound(identifier: accountIdentifier) }
+            return try database.write { db in
+                guard let row = try Row.fetchOne(db.cachedStatement(sql: AccountRow.select + "WHERE issuer = ? AND accountName = ?"),
+                                                 arguments: [parts[0], parts[1]]) else {
+                    throw StorageClientError.accountNotFound(identifier: accountIdentifier)
+                }
+                var account = try Account(row, store: path)
+                try change(&account)
+                guard account.identifier == accountIdentifier else { throw StorageClientError.identityChanged(identifier: accountIdentifier) }
+                try Self.upsert(account, in: db)
+                return account
+            }
+        }
+    }
+
     public func getAccount(accountIdentifier: String) -> Account? {
         let parts = IdentifierCoding.split(accountIdentifier)
         guard parts.count == 2 else { return nil }

@@ -14,23 +14,33 @@ public enum DataDirectory {
             .appendingPathComponent(".local/share/coffer", isDirectory: true)
     }
 
-    /// Where Coffer keeps lock files that are not beside a data file: `$XDG_RUNTIME_DIR/coffer`
-    /// when `XDG_RUNTIME_DIR` is set to an absolute path, else ``default``. Never a shared
-    /// directory such as `/tmp`, where another user could create the lock first, hold it, or
-    /// plant links. The directory is created 0700 and checked (``FileTrust``) before use, and so
-    /// is `XDG_RUNTIME_DIR` itself.
+    /// Where Coffer keeps the locks of what is shared by every process of one user rather than
+    /// kept in a file: the OS keyring's items and keys (the Secret Service answers every shell
+    /// of the user alike). `coffer/locks` under `.local/share` in your home directory **as the
+    /// password database names it** (`getpwuid(geteuid())`), whatever `HOME`,
+    /// `XDG_RUNTIME_DIR`, `XDG_DATA_HOME` or the working directory say: a desktop terminal and
+    /// an `su`, `ssh` or cron shell of the same user, with other environments, lock the same
+    /// file, so the lock follows what it protects. Never a shared directory such as `/tmp`,
+    /// where another user could create the lock first, hold it, or plant links. The directory
+    /// is created 0700 and checked (``FileTrust``) before use.
+    ///
+    /// - Throws: ``StorageError`` when the password database has no home for you, or it
+    ///   cannot be used (another owner, writable by others).
     public static func locks() throws(StorageError) -> URL {
-        let environment = ProcessInfo.processInfo.environment
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            let base = URL(fileURLWithPath: runtime, isDirectory: true)
-            if try FileTrust.checkExistingDirectory(base.path) {
-                let directory = base.appendingPathComponent("coffer", isDirectory: true)
-                try FileTrust.prepareDirectory(directory)
-                return directory
-            }
+        let directory = try accountHome().appendingPathComponent(".local/share/coffer/locks", isDirectory: true)
+        try FileTrust.prepareDirectory(directory)
+        return directory
+    }
+
+    /// The effective user's home directory from the password database, never from the
+    /// environment.
+    static func accountHome() throws(StorageError) -> URL {
+        let uid = geteuid()
+        guard let entry = getpwuid(uid), let home = entry.pointee.pw_dir, home.pointee == UInt8(ascii: "/") else {
+            // Coffer keeps the keyring's lock there, as the keyring keeps its own files.
+            throw .io(operation: "find in the password database the home directory of", path: "uid \(uid)", code: ENOENT)
         }
-        try FileTrust.prepareDirectory(Self.default)
-        return Self.default
+        return URL(fileURLWithPath: String(cString: home), isDirectory: true)
     }
 }
 

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// An advisory `flock` on a lock file, shared between processes (and between threads of one
 /// process, since each use opens its own descriptor).
@@ -35,21 +36,73 @@ public struct FileLock: Sendable {
         try withLock(LOCK_SH, body)
     }
 
+    /// Takes the lock exclusively without blocking a thread while it waits (it tries, then
+    /// sleeps a little, up to 50 ms at a time), for async code whose threads must not be held
+    /// up by another process. The lock is held until ``Held/release()``.
+    public func exclusive() async throws -> Held {
+        let fd = try openChecked(LOCK_EX)!
+        var pause: Duration = .milliseconds(1)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR else {
+                close(fd)
+                throw StorageError.io(operation: "lock", path: path, code: code)
+            }
+            do {
+                try await Task.sleep(for: pause)
+            } catch {
+                close(fd)
+                throw error
+            }
+            pause = min(pause * 2, .milliseconds(50))
+        }
+        return Held(fd)
+    }
+
+    /// A lock taken with ``exclusive()``; released once, by ``release()`` or when dropped.
+    public final class Held: Sendable {
+        private let fd: Mutex<Int32?>
+
+        init(_ fd: Int32) {
+            self.fd = Mutex(fd)
+        }
+
+        /// Releases the lock (closing its descriptor); later calls do nothing.
+        public func release() {
+            if let fd = fd.withLock({ fd in defer { fd = nil }; return fd }) { close(fd) }
+        }
+
+        deinit { release() }
+    }
+
     private func withLock<R>(_ mode: Int32, _ body: () throws -> R) throws -> R {
+        // A shared lock where the file cannot be created: nothing can write there either.
+        guard let fd = try openChecked(mode) else { return try body() }
+        defer { close(fd) }
+        try POSIX.call("lock", path) { flock(fd, mode) }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    /// Opens (creating 0600) and checks the lock file; `nil` for a shared lock that cannot be
+    /// created (a read-only directory or medium).
+    private func openChecked(_ mode: Int32) throws -> Int32? {
         try FileTrust.checkExistingDirectory((path as NSString).deletingLastPathComponent)
         // O_NOFOLLOW: a symbolic link planted here must not make Coffer create or lock a file
         // elsewhere. The lock file is checked like any other: yours, not writable by others.
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         if fd == -1 {
             let code = errno
-            if mode == LOCK_SH, code == EACCES || code == EROFS { return try body() }
+            if mode == LOCK_SH, code == EACCES || code == EROFS { return nil }
             if code == ELOOP { throw FileTrust.untrustedLink(path) }
             throw StorageError.io(operation: "open lock file", path: path, code: code)
         }
-        defer { close(fd) }
-        try FileTrust.check(descriptor: fd, path: path, .file)
-        try POSIX.call("lock", path) { flock(fd, mode) }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        do {
+            try FileTrust.check(descriptor: fd, path: path, .file)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
     }
 }

@@ -86,6 +86,7 @@ public struct SecretService: Sendable {
     /// Stores `secret` in the default collection under `attributes`, replacing the item that has
     /// exactly these attributes.
     public func store(_ secret: Data, attributes: [String: String], label: String, contentType: String) async throws(KeychainError) {
+        await KeyringFaults.beforeWrite?(.store, attributes)
         try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
             try Self.store(secret, attributes: attributes, label: label, contentType: contentType, cancellable)
         }
@@ -117,7 +118,8 @@ public struct SecretService: Sendable {
     /// is thrown.
     @discardableResult
     public func clear(_ attributes: [String: String]) async throws(KeychainError) -> Int {
-        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+        await KeyringFaults.beforeWrite?(.clear, attributes)
+        return try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
             try Self.clear(attributes, cancellable)
         }
     }

@@ -3,8 +3,9 @@ import Foundation
 /// A key store that keeps each alias's keys as one item in the OS keyring (Secret Service).
 ///
 /// The item has the attributes `service` (default `org.coffer.keys`) and `alias`, and holds the
-/// alias's ``KeyRing``. Creating and rotating keys hold an exclusive lock file in
-/// ``DataDirectory/locks()``, so processes of the same user agree on one key per alias.
+/// alias's ``KeyRing``. Creating and rotating keys hold the keyring's lock (``KeyringLock``,
+/// named `keys`), so every process of the user that reaches this keyring, whatever its
+/// environment, agrees on one key per alias.
 public struct SecretServiceKeyStore: KeyRingStore {
     /// The `service` attribute of the key items.
     public let service: String
@@ -94,17 +95,18 @@ public struct SecretServiceKeyStore: KeyRingStore {
         try Self.check(alias)
         let attributes = attributes(alias)
         let label = "Coffer encryption keys: \(alias)"
-        let lock = FileLock(path: try Self.lockPath())
+        // Waiting for the lock blocks no thread; once held, it is released when the keyring calls
+        // have returned (even if this caller was answered `.timedOut` before).
+        let held = try await KeyringLock.named("keys", timeout: secretService.timeout).exclusive()
         let outcome: Result<VersionedKey, any Error> = try await secretService.perform { calls throws(SecretCallError) in
+            defer { held.release() }
             do {
-                return .success(try lock.withExclusiveLock { () throws -> VersionedKey in
-                    let ring = try self.decode(try calls.search(attributes), alias: alias)
-                    let (newRing, key) = try change(ring)
-                    if let newRing {
-                        try calls.store(newRing.serialized(), attributes: attributes, label: label, contentType: "application/json")
-                    }
-                    return key
-                })
+                let ring = try self.decode(try calls.search(attributes), alias: alias)
+                let (newRing, key) = try change(ring)
+                if let newRing {
+                    try calls.store(newRing.serialized(), attributes: attributes, label: label, contentType: "application/json")
+                }
+                return .success(key)
             } catch let error as SecretCallError {
                 throw error
             } catch {
@@ -114,8 +116,4 @@ public struct SecretServiceKeyStore: KeyRingStore {
         return try outcome.get()
     }
 
-    /// `keys.lock` in ``DataDirectory/locks``.
-    private static func lockPath() throws -> String {
-        try DataDirectory.locks().appendingPathComponent("keys.lock").path
-    }
 }

@@ -1,0 +1,266 @@
+import CofferAuthenticator
+import CofferStorage
+import Foundation
+import Logging
+import Synchronization
+import TestSupport
+import Testing
+
+/// The fifth round (issue 20, items 1, 2 and 4): the keyring client's read-compare-writes and
+/// the lock they share, attacked by another `coffer` process at the exact moment the attack
+/// review found (a keyring write between a read and its write), and by shells of the same user
+/// with other environments. Each test fails on the code before the fix.
+@Suite("Fifth round: the keyring's lock covers every write, whatever the environment",
+       .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
+                "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+struct KeyringLockAttackTests {
+    static let codesPerProcess = Int(ProcessInfo.processInfo.environment["COFFER_R8_CODES"] ?? "") ?? 10
+    let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+
+    /// `coffer` on the keyring backend, with a data directory of the test's and `extra` on top.
+    func keyring(_ home: URL, _ arguments: [String], input: String? = nil, environment extra: [String: String] = [:]) async throws -> CofferProcess.Result {
+        try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input,
+                                    environment: ["COFFER_HOME": home.path, "COFFER_BACKEND": "keychain"].merging(extra) { $1 },
+                                    removing: ["COFFER_PASSWORD"])
+    }
+
+    func addHOTP(_ home: URL, issuer: String, counter: Int = 0) async throws {
+        let added = try await keyring(home, ["add", "-"], input: "otpauth://hotp/\(issuer):bob?secret=\(secret)&issuer=\(issuer)&counter=\(counter)\n")
+        try #require(added.status == 0, "\(added.stderr)")
+    }
+
+    func hotp(_ counter: UInt64) throws -> String {
+        try OathGenerator.hotp(secret: Base32.decode(secret), counter: counter)
+    }
+
+    @Test("1: a code issued from the keyring while migrate removes the mechanism is never issued again from SQLite")
+    func migrateRacingCode() async throws {
+        try await SharedKeyringAccounts.exclusively {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let issuer = "Move\(UUID().uuidString.prefix(8))"
+            try await addHOTP(directory.url, issuer: issuer, counter: 5)
+            let source = try KeychainStorageClient.make(logger: Logger(label: "fifth-round"))
+            let target = try SQLiteStorageClient(path: directory.appending("target.sqlite").path,
+                                                 encryptor: AESGCMEncryptor(keyAlias: "a", keyStore: MemoryKeyStore()))
+            // Just before the migration deletes the mechanism's item, `coffer code` runs, as the
+            // review's libsecret wrapper made it: it may issue a code only if the migration
+            // leaves it a window (it has 3 s to do so).
+            let racer = Racer { try await keyring(directory.url, ["code", issuer, "--raw"]) }
+            let report = try KeyringFaults.$beforeWrite.withValue({ write, attributes in
+                if write == .clear, attributes["service"] == "org.coffer.authenticator.mechanism" { await racer.startOnce() }
+            }) {
+                try StorageMigration.move(from: source, to: target)
+            }
+            #expect(report.mechanisms == 1)
+            let raced = try #require(await racer.result(), "the racing coffer code ran")
+            let after = try AuthenticatorClient(storage: target).code(for: #require(target.getAllAccounts().first.flatMap {
+                target.getMechanismsForAccount(account: $0).first
+            })).code
+            if raced.status == 0 {
+                #expect(raced.stdout != after + "\n", "the code \(raced.stdout) was issued twice, from the keyring and then SQLite")
+            } else {
+                let fifth = try hotp(5)
+                #expect(after == fifth, "nothing was issued from the keyring, so SQLite issues counter 5")
+            }
+            #expect(try await SecretService().search(["service": "org.coffer.authenticator.mechanism", "issuer": issuer]).isEmpty)
+        }
+    }
+
+    @Test("4: remove racing code: the removed mechanism is not written back into the keyring")
+    func removeRacingCode() async throws {
+        try await SharedKeyringAccounts.exclusively {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let issuer = "Gone\(UUID().uuidString.prefix(8))"
+            try await addHOTP(directory.url, issuer: issuer)
+            let client = try KeychainStorageClient.make(logger: Logger(label: "fifth-round"))
+            let uuid = try #require(client.getAllAccounts().first { $0.issuer == issuer }.flatMap {
+                client.getMechanismsForAccount(account: $0).first?.mechanismUUID
+            })
+            // Between advanceCounter's read and its write, `coffer remove` runs.
+            let racer = Racer { try await keyring(directory.url, ["remove", issuer, "--yes"]) }
+            let claimed = try KeyringFaults.$beforeWrite.withValue({ write, attributes in
+                if write == .store, attributes["uuid"] == uuid { await racer.startOnce() }
+            }) {
+                try client.advanceCounter(mechanismUUID: uuid)
+            }
+            #expect(claimed.counter == 0)
+            let removed = try #require(await racer.result())
+            #expect(removed.status == 0, "\(removed.stderr)")
+            #expect(removed.stdout.contains("Removed"))
+            let left = try await SecretService().search(["service": "org.coffer.authenticator.mechanism", "uuid": uuid], loadSecrets: false)
+            #expect(left.isEmpty, "remove said Removed, yet the secret's item is back in the keyring")
+            let again = try await keyring(directory.url, ["add", "-"], input: "otpauth://hotp/\(issuer):bob?secret=\(secret)&issuer=\(issuer)\n")
+            #expect(again.status == 0, "the account can be added again: \(again.stderr)")
+            _ = try await keyring(directory.url, ["remove", issuer, "--yes"])
+        }
+    }
+
+    @Test("4: a rename racing a lock keeps both (one read-compare-write under the lock)")
+    func renameRacingLock() async throws {
+        try await SharedKeyringAccounts.exclusively {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let issuer = "Name\(UUID().uuidString.prefix(8))"
+            try await addHOTP(directory.url, issuer: issuer)
+            let client = try KeychainStorageClient.make(logger: Logger(label: "fifth-round"))
+            let account = try #require(client.getAllAccounts().first { $0.issuer == issuer })
+            // Between the lock's read and its write, `coffer rename` runs.
+            let racer = Racer { try await keyring(directory.url, ["rename", issuer, "--issuer", "Renamed \(issuer)"]) }
+            try KeyringFaults.$beforeWrite.withValue({ write, attributes in
+                if write == .store, attributes["service"] == "org.coffer.authenticator.account" { await racer.startOnce() }
+            }) {
+                try AuthenticatorClient(storage: client).lock(account, policy: "deviceTampering")
+            }
+            let renamed = try #require(await racer.result())
+            #expect(renamed.status == 0, "\(renamed.stderr)")
+            let stored = try #require(client.getAccount(accountIdentifier: account.identifier))
+            #expect(stored.isLocked && stored.lockingPolicy == "deviceTampering", "the lock survived the rename")
+            #expect(stored.displayIssuer == "Renamed \(issuer)", "the rename survived the lock")
+            _ = try await keyring(directory.url, ["remove", issuer, "--yes"])
+        }
+    }
+
+    @Test("2: the lock is the same file for a shell with another XDG_RUNTIME_DIR, HOME, XDG_DATA_HOME and working directory")
+    func lockIgnoresEnvironment() async throws {
+        try await SharedKeyringAccounts.exclusively {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let issuer = "Env\(UUID().uuidString.prefix(8))"
+            try await addHOTP(directory.url, issuer: issuer)
+            let other = ["XDG_RUNTIME_DIR": directory.appending("run").path, "HOME": directory.appending("home").path,
+                         "XDG_DATA_HOME": directory.appending("data").path]
+            for path in other.values { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+            // This test holds the lock where the password database and the bus put it; the other
+            // shell's `coffer code` must wait for it.
+            let held = try HeldLock(try await Self.lockPath("org.coffer.authenticator"))
+            let racer = Racer { try await keyring(directory.url, ["code", issuer, "--raw"], environment: other) }
+            await racer.startOnce()
+            let finishedWhileHeld = await racer.result(within: .seconds(3)) != nil
+            held.release()
+            #expect(!finishedWhileHeld, "a shell with another environment issued a code without the lock")
+            let result = try #require(await racer.result())
+            let first = try hotp(0)
+            #expect(result.status == 0 && result.stdout == first + "\n", "\(result.stderr)")
+            _ = try await keyring(directory.url, ["remove", issuer, "--yes"])
+        }
+    }
+
+    @Test("2: keys in the keyring are created under the same lock whatever the environment")
+    func keyLockIgnoresEnvironment() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let held = try HeldLock(try await Self.lockPath("keys"))
+        let alias = "org.coffer.tests.keylock.\(UUID().uuidString.prefix(8))"
+        // A second process creating the key of an alias, in a shell with another runtime dir.
+        let racer = Racer {
+            try await CofferProcess.run(executable: try CofferProcess.builtExecutable("coffer-stress"), ["keyring-create-key", alias],
+                                        environment: ["XDG_RUNTIME_DIR": directory.url.path, "HOME": directory.url.path])
+        }
+        await racer.startOnce()
+        let finishedWhileHeld = await racer.result(within: .seconds(3)) != nil
+        held.release()
+        #expect(!finishedWhileHeld, "a key was created in the keyring without the key store's lock")
+        let result = try #require(await racer.result())
+        #expect(result.status == 0, "\(result.stderr)")
+        try await SecretServiceKeyStore().deleteKeys(for: alias)
+    }
+
+    @Test("2: four shells of one user with four environments, issuing HOTP codes at once: every code distinct")
+    func shellsWithOtherEnvironments() async throws {
+        try await SharedKeyringAccounts.exclusively {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let issuer = "Shells\(UUID().uuidString.prefix(8))"
+            try await addHOTP(directory.url, issuer: issuer)
+            let perProcess = Self.codesPerProcess
+            let codes = try await withThrowingTaskGroup(of: [String].self) { group in
+                for shell in 0..<4 {
+                    let runtime = directory.appending("run\(shell)")
+                    try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+                    group.addTask {
+                        var mine: [String] = []
+                        for _ in 0..<perProcess {
+                            let result = try await keyring(directory.url, ["code", issuer, "--raw"], environment: ["XDG_RUNTIME_DIR": runtime.path])
+                            #expect(result.status == 0, "\(result.stderr)")
+                            mine.append(result.stdout)
+                        }
+                        return mine
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(Set(codes).count == codes.count, "no code twice: \(codes.count - Set(codes).count) repeated")
+            let expected = Set(try (0..<UInt64(4 * perProcess)).map { try hotp($0) + "\n" })
+            #expect(Set(codes) == expected)
+            _ = try await keyring(directory.url, ["remove", issuer, "--yes"])
+            ReliabilityReport.record("R10", "4 shells of one user with 4 XDG_RUNTIME_DIRs issuing HOTP codes from the keyring",
+                                     tried: "4 × \(perProcess) codes", outcome: "\(Set(codes).count) distinct of \(codes.count)")
+        }
+    }
+
+    /// Where the lock `name` of this keyring must be: under the home directory the password
+    /// database names, after the session bus's GUID.
+    static func lockPath(_ name: String) async throws -> String {
+        let home = try #require(getpwuid(geteuid())?.pointee.pw_dir.map { String(cString: $0) })
+        let path = try await KeyringLock.named(name).path
+        #expect(path.hasPrefix(home + "/.local/share/coffer/locks/\(name)@"), "\(path)")
+        return path
+    }
+}
+
+/// Another process started at most once, at a moment a test chooses, and waited for with a
+/// deadline, so a test can tell "it ran inside the window" from "it waited for the lock".
+final class Racer: Sendable {
+    private let body: @Sendable () async throws -> CofferProcess.Result
+    private let task = Mutex<Task<CofferProcess.Result, any Error>?>(nil)
+
+    init(_ body: @escaping @Sendable () async throws -> CofferProcess.Result) {
+        self.body = body
+    }
+
+    /// Starts the process (the first call only) and gives it up to 3 s to finish.
+    func startOnce() async {
+        let started: Bool = task.withLock { task in
+            guard task == nil else { return false }
+            task = Task.detached { [body] in try await body() }
+            return true
+        }
+        if started { _ = await result(within: .seconds(3)) }
+    }
+
+    /// The process's result once it has finished, or `nil` when it has not within `limit`.
+    func result(within limit: Duration) async -> CofferProcess.Result? {
+        let clock = ContinuousClock(), deadline = clock.now + limit
+        let box = Mutex<CofferProcess.Result?>(nil)
+        guard let task = task.withLock({ $0 }) else { return nil }
+        let waiter = Task.detached { if let result = try? await task.value { box.withLock { $0 = result } } }
+        while clock.now < deadline {
+            if let result = box.withLock({ $0 }) { return result }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        waiter.cancel()
+        return box.withLock { $0 }
+    }
+
+    /// The process's result, waiting as long as it takes; `nil` when it was never started.
+    func result() async -> CofferProcess.Result? {
+        guard let task = task.withLock({ $0 }) else { return nil }
+        return try? await task.value
+    }
+}
+
+/// An exclusive `flock` that a test holds across awaits, as another process of the user would.
+final class HeldLock: Sendable {
+    private let fd: Int32
+
+    init(_ path: String) throws {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0, flock(fd, LOCK_EX) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
+    func release() {
+        close(fd)
+    }
+}
