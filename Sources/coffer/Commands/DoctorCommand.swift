@@ -14,9 +14,15 @@ struct DoctorCommand: AsyncParsableCommand {
 
             Example:
               coffer doctor
+              coffer doctor --repair
             """)
 
     @OptionGroup var data: DataOptions
+
+    @Flag(help: ArgumentHelp(
+        "Add back the account of every keyring mechanism that has lost it; nothing is removed.",
+        discussion: "A mechanism whose account is gone cannot be listed or removed, and blocks adding the account again."))
+    var repair = false
 
     enum Outcome: String { case ok, note, fail = "FAIL" }
 
@@ -105,6 +111,7 @@ struct DoctorCommand: AsyncParsableCommand {
         } else {
             report(.note, "database", "no authenticator database yet")
         }
+        checkKeyringAccounts(report)
         checkPostgres(report)
         if failed { throw ExitCode.failure }
     }

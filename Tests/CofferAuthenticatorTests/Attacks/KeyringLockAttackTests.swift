@@ -97,6 +97,33 @@ struct KeyringLockAttackTests {
         }
     }
 
+    @Test("4: a mechanism item without its account is reported by list and doctor, and doctor --repair brings the account back")
+    func orphanedMechanism() async throws {
+        try await SharedKeyringAccounts.exclusively {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let issuer = "Orphan\(UUID().uuidString.prefix(8))"
+            try await addHOTP(directory.url, issuer: issuer)
+            // What the race used to leave: the account's item gone, the mechanism's still there.
+            let removed = try await SecretService().clear(["service": "org.coffer.authenticator.account", "issuer": issuer])
+            #expect(removed == 1)
+            let list = try await keyring(directory.url, ["list"])
+            #expect(!list.stdout.contains(issuer))
+            #expect(list.stderr.contains("1 stored record(s) cannot be read") && list.stderr.contains("no account owns it"), "\(list.stderr)")
+            let doctor = try await keyring(directory.url, ["doctor"])
+            #expect(doctor.status == 1)
+            #expect(doctor.stdout.contains("FAIL  keyring accounts") && doctor.stdout.contains("coffer doctor --repair"), "\(doctor.stdout)")
+            let refused = try await keyring(directory.url, ["add", "-"], input: "otpauth://hotp/\(issuer):bob?secret=\(secret)&issuer=\(issuer)\n")
+            #expect(refused.status == 1, "adding it again is refused while the mechanism is there")
+            let repaired = try await keyring(directory.url, ["doctor", "--repair"])
+            #expect(repaired.stdout.contains("added back 1 account(s)") && repaired.stdout.contains(issuer), "\(repaired.stdout)")
+            #expect(try await keyring(directory.url, ["list"]).stdout.contains(issuer))
+            #expect(try await keyring(directory.url, ["code", issuer, "--raw"]).stdout == (try hotp(0)) + "\n", "the secret was kept")
+            #expect(try await keyring(directory.url, ["remove", issuer, "--yes"]).status == 0)
+            #expect(try await SecretService().search(["service": "org.coffer.authenticator.mechanism", "issuer": issuer]).isEmpty)
+        }
+    }
+
     @Test("4: a rename racing a lock keeps both (one read-compare-write under the lock)")
     func renameRacingLock() async throws {
         try await SharedKeyringAccounts.exclusively {

@@ -126,9 +126,49 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         }
     }
 
+    /// Every account. Mechanism items whose account item is gone (removed behind the client's
+    /// back) are counted in ``unreadableRecordCount`` here, so a listing never silently leaves
+    /// them out; ``restoreMissingAccounts()`` makes them reachable again.
     public func getAllAccounts() -> [Account] {
-        records(Account.self, ["service": service("account")], operation: "getAllAccounts") { "account/\($0.identifier)" }
+        let accounts = records(Account.self, ["service": service("account")], operation: "getAllAccounts") { "account/\($0.identifier)" }
             .sorted(by: AccountKey.order)
+        for orphan in diagnostics.attempt("getAllAccounts", orphanedMechanismItems) ?? [] {
+            _ = diagnostics.readable("getAllAccounts", "mechanism \(orphan.attributes["uuid"] ?? "?")") { () throws -> Void in
+                throw StorageError.corrupted(location: orphan.label, reason: "no account owns it (its account item was removed); "
+                    + "`coffer doctor --repair` adds the account back, so it can be seen and removed")
+            }
+        }
+        return accounts
+    }
+
+    /// Adds back the account item of every mechanism item that has lost it (a removal that
+    /// raced a write, an item deleted with another tool), with no display details, and returns
+    /// the accounts added. Nothing is removed: the mechanisms become visible again and can be
+    /// kept or removed as usual.
+    public func restoreMissingAccounts() throws -> [Account] {
+        try diagnostics.attemptThrowing("restoreMissingAccounts") {
+            try exclusively {
+                var restored: [Account] = []
+                for orphan in try orphanedMechanismItems() {
+                    let account = Account(issuer: orphan.attributes["issuer"] ?? "", accountName: orphan.attributes["accountName"] ?? "")
+                    guard !restored.contains(account) else { continue }
+                    try storeItem(account, identity: "account/\(account.identifier)", attributes: attributes(account),
+                                  label: "\(account.issuer) / \(account.accountName)")
+                    restored.append(account)
+                }
+                return restored
+            }
+        }
+    }
+
+    /// The mechanism items for which no account item (readable or not) is stored.
+    private func orphanedMechanismItems() throws -> [SecretService.Item] {
+        let owners = Set(try search(["service": service("account")], loadSecrets: false).map { item in
+            AccountKey(issuer: item.attributes["issuer"] ?? "", accountName: item.attributes["accountName"] ?? "")
+        })
+        return try search(["service": service("mechanism")], loadSecrets: false).filter { item in
+            !owners.contains(AccountKey(issuer: item.attributes["issuer"] ?? "", accountName: item.attributes["accountName"] ?? ""))
+        }
     }
 
     // MARK: - Mechanisms

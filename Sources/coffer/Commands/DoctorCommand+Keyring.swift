@@ -1,0 +1,40 @@
+import CofferAuthenticator
+import CofferStorage
+import Foundation
+
+extension DoctorCommand {
+    /// The accounts kept in the keyring (`--backend keychain`): how many, and any record that
+    /// cannot be read or that no account owns (a removal that raced a write, an item deleted
+    /// with another tool). With `--repair`, the lost accounts are added back; nothing is
+    /// removed.
+    func checkKeyringAccounts(_ report: (Outcome, String, String) -> Void) {
+        guard SecretService.libraryProblem == nil, SecretService(timeout: .seconds(3)).usabilityProblem() == nil else { return }
+        let client: KeychainStorageClient
+        do {
+            client = try KeychainStorageClient.make()
+        } catch {
+            return report(.note, "keyring accounts", error.localizedDescription)
+        }
+        if repair {
+            do {
+                let restored = try client.restoreMissingAccounts()
+                if !restored.isEmpty {
+                    report(.note, "keyring accounts", "added back \(restored.count) account(s) whose mechanisms had lost them: "
+                        + restored.map { "\($0.issuer): \($0.accountName)" }.joined(separator: ", ")
+                        + "; `coffer list --backend keychain` shows them, `coffer remove` removes them")
+                }
+            } catch {
+                report(.fail, "keyring accounts", "could not add back the lost accounts: \(error.localizedDescription)")
+            }
+        }
+        let accounts = client.getAllAccounts()
+        for account in accounts { _ = client.getMechanismsForAccount(account: account) }
+        _ = client.getAllNotifications()
+        let unreadable = client.unreadableRecords
+        guard !accounts.isEmpty || !unreadable.isEmpty else { return }
+        report(unreadable.isEmpty ? .ok : .fail, "keyring accounts", "\(accounts.count) account(s) in the OS keyring" + (unreadable.isEmpty ? "" :
+            ", \(client.unreadableRecordCount) record(s) cannot be read or have no account, left as they are: "
+            + unreadable.prefix(3).joined(separator: "; ")
+            + (unreadable.contains { $0.contains("no account owns it") } && !repair ? " (run `coffer doctor --repair` to add their accounts back)" : "")))
+    }
+}
