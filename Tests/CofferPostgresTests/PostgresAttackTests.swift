@@ -1,5 +1,6 @@
 import CofferAuthenticator
 import CofferPostgres
+import CofferStorage
 import Foundation
 import PostgresNIO
 import TestSupport
@@ -109,6 +110,37 @@ struct PostgresAttackTests {
         }
         let rename = try await coffer(["rename", "Bank:bob", "--issuer", "a\u{1B}[31mb"])
         #expect(rename.status == 1 && rename.stderr.contains("control characters"), "\(rename.stderr)")
+    }
+
+    @Test("5: a locking policy and a changed mechanism_uuid set by a database user are printed escaped by list, code and doctor")
+    func escapedPolicyAndIDs() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try await TestPostgres.freshDatabase()
+        let environment = ["COFFER_HOME": directory.appending("home").path, "COFFER_DATABASE_URL": url, "COFFER_BACKEND": "postgres"]
+        func coffer(_ arguments: [String], input: String? = nil) async throws -> CofferProcess.Result {
+            try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input, environment: environment,
+                                        removing: ["COFFER_DATABASE_KEK", "COFFER_OWNER", "DBUS_SESSION_BUS_ADDRESS"])
+        }
+        #expect(try await coffer(["key", "new-kek"]).status == 0)
+        #expect(try await coffer(["add", "-"], input: "otpauth://totp/Bank:bob?secret=\(Self.secret)\n").status == 0)
+        #expect(try await coffer(["add", "-"], input: "otpauth://totp/Mail:bob?secret=\(Self.secret)\n").status == 0)
+        try await TestPostgres.psql(url, """
+            UPDATE coffer_accounts SET is_locked = true, locking_policy = E'p\\x1b]0;owned\\x07\\x1b[2J' WHERE issuer = 'Bank';
+            ALTER TABLE coffer_mechanisms DROP CONSTRAINT coffer_mechanisms_owner_issuer_account_name_fkey;
+            UPDATE coffer_mechanisms SET mechanism_uuid = E'u\\x1b]0;owned\\x07' || U&'\\202E' WHERE issuer = 'Mail';
+            """)
+        var seen = ""
+        for command in [["list"], ["list", "--json"], ["code"], ["code", "bank"], ["doctor"]] {
+            let result = try await coffer(command)
+            for text in [result.stdout, result.stderr] {
+                let raw = text.unicodeScalars.filter { TerminalText.isControl($0) && $0 != "\n" && $0 != "\t" }
+                #expect(raw.isEmpty, "\(command): \(raw.map { String($0.value, radix: 16) })")
+            }
+            seen += result.stdout + result.stderr
+        }
+        #expect(seen.contains("by the policy 'p\\u{1b}]0;owned\\u{7}"), "\(seen)")
+        #expect(seen.contains("u\\u{1b}]0;owned\\u{7}\\u{202e}"), "\(seen)")
     }
 
     @Test("a key-encryption key file of 200 MB is refused unread")

@@ -1,3 +1,4 @@
+import CofferStorage
 import Foundation
 
 /// One account as an export file holds it: read, but not yet checked. ``AuthenticatorClient``
@@ -64,9 +65,7 @@ public struct ImportEntry: Sendable, Equatable {
 
     /// `text` with control and format characters written as `\u{…}`.
     package static func printable(_ text: String) -> String {
-        String(text.unicodeScalars.map { scalar in
-            MechanismURI.isControl(scalar) ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
-        }.joined().prefix(300))
+        String(TerminalText.escaped(text).prefix(300))
     }
 
     /// An entry for `fields`, titled after them.

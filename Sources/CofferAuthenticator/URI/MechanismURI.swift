@@ -1,3 +1,4 @@
+import CofferStorage
 import Foundation
 
 /// Parses the URIs issuers show as QR codes into an ``Account`` and its ``Mechanism``s, the way
@@ -253,8 +254,9 @@ public enum MechanismURI {
         }
     }
 
+    /// Control, format and separator characters (``TerminalText/isControl(_:)``), refused in
+    /// names so that a URI cannot carry what would rewrite a terminal.
     package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
-            && scalar.value != 0x200D  // zero-width joiner appears in emoji names
+        TerminalText.isControl(scalar)
     }
 }

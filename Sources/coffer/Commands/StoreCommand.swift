@@ -128,7 +128,14 @@ struct StoreCommand: AsyncParsableCommand {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the value stored under a name.",
-            discussion: "Exits with status 1 when nothing is stored under the name.\n\nExample:\n  coffer store get greeting")
+            discussion: """
+                Exits with status 1 when nothing is stored under the name. At a terminal, control \
+                characters in the value are shown escaped (\\u{1b}); piped or redirected, the value \
+                is written as it was stored.
+
+                Example:
+                  coffer store get greeting
+                """)
 
         @Argument(help: "The name the value was stored under.")
         var name: String
@@ -141,7 +148,12 @@ struct StoreCommand: AsyncParsableCommand {
                 guard let value = try await StoreCommand.storage(named: name, in: options, backend: try backend.backend()).get() else {
                     throw CommandFailure("nothing is stored under '\(name)'; store it with `coffer store put \(name) VALUE`")
                 }
-                print(value)
+                // At a terminal, escaped as everything the tool prints; piped, the value as stored.
+                if isatty(STDOUT_FILENO) == 1 {
+                    print(value)
+                } else {
+                    try StandardStreams.writeOutput(Data((value + "\n").utf8))
+                }
             }
         }
     }

@@ -13,7 +13,7 @@ enum CodeWatch {
     static func run(_ entries: [AccountEntry], showNext: Bool) throws -> Never {
         let terminal = isatty(STDOUT_FILENO) == 1
         if terminal {
-            print("\u{1B}[?25l", terminator: "")  // hide the cursor
+            StandardStreams.control("\u{1B}[?25l")  // hide the cursor
             let restore: @convention(c) (Int32) -> Void = { signal in
                 let show = "\u{1B}[?25h\n"
                 _ = show.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
@@ -29,8 +29,11 @@ enum CodeWatch {
             let lines = try block(entries, at: now, showNext: showNext)
             if terminal {
                 // Back to the top of the previous block, then draw over it.
-                if drawn > 0 { print("\u{1B}[\(drawn)F", terminator: "") }
-                for line in lines { print("\u{1B}[2K" + line) }
+                if drawn > 0 { StandardStreams.control("\u{1B}[\(drawn)F") }
+                for line in lines {
+                    StandardStreams.control("\u{1B}[2K")
+                    print(line)
+                }
                 drawn = lines.count
             } else if lines.map(Self.withoutBar) != previous.map(Self.withoutBar) {
                 for line in lines { print(line) }

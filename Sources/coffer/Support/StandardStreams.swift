@@ -100,8 +100,9 @@ enum StandardStreams {
         }
     }
 
-    /// Writes one line to standard error. A failure is ignored: there is nowhere left to say it.
+    /// Writes one line to standard error, escaped as everything the tool prints is (see
+    /// `Output.swift`). A failure is ignored: there is nowhere left to say it.
     static func note(_ line: String) {
-        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((TerminalText.escaped(line, keepingLineBreaks: true) + "\n").utf8))
     }
 }

@@ -95,13 +95,16 @@ struct AuthenticatorOptions: ParsableArguments {
     }
 }
 
-/// Writes JSON for `--json` output.
+/// Writes JSON for `--json` output. `JSONEncoder` escapes C0 controls inside strings; the
+/// other characters `TerminalText` escapes (DEL, C1 controls, bidirectional overrides,
+/// separators) are written as `\uXXXX` escapes too, so the JSON means the same and a terminal
+/// showing it sees none of them.
 enum JSONOutput {
     static func print<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        Swift.print(TerminalText.jsonEscaped(String(decoding: try encoder.encode(value), as: UTF8.self)))
     }
 }
 

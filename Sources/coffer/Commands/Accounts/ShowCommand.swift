@@ -58,7 +58,7 @@ struct ShowCommand: AsyncParsableCommand {
                 if uri {
                     print(text)
                 } else {
-                    for line in try TerminalQRCode.lines(for: text) { print(line) }
+                    for line in try TerminalQRCode.lines(for: text) { StandardStreams.control(line + "\n") }
                     print("\(AccountQuery.title(entry.account)) (\(mechanism.type.rawValue.uppercased()))")
                 }
             }

@@ -1,0 +1,61 @@
+import CofferAuthenticator
+import CofferStorage
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// The fifth round (issue 20, item 5): every string read from storage reaches the terminal
+/// escaped, whichever message quotes it: a locking policy, a mechanism id in the
+/// unreadable-records summary, names in JSON, log lines.
+@Suite("Fifth round: nothing read from storage reaches a terminal raw")
+struct TerminalEscapeAttackTests {
+    let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+    /// A window title, a screen clear, a C1 CSI and a right-to-left override.
+    static let hostile = "p\u{1B}]0;owned\u{07}\u{1B}[2J\u{9B}31m\u{202E}x"
+
+    func coffer(_ home: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> CofferProcess.Result {
+        try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input,
+                                    environment: ["COFFER_HOME": home.path].merging(environment) { $1 },
+                                    removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND", "COFFER_PASSWORD"])
+    }
+
+    @Test("5: a locking policy and a changed mechanism id in the SQLite file are printed escaped by list, code, show and doctor, in JSON and in log lines")
+    func sqliteColumns() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try #require(try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:bob?secret=\(secret)&issuer=Bank\n").status == 0)
+        try #require(try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Mail:bob?secret=\(secret)&issuer=Mail\n").status == 0)
+        let database = try DatabaseQueue(path: directory.appending("authenticator.sqlite").path)
+        try await database.write { db in
+            try db.execute(sql: "UPDATE account SET isLocked = 1, lockingPolicy = ? WHERE issuer = 'Bank'", arguments: [Self.hostile])
+            // Foreign keys would carry the id change along; the row is then unreadable (its
+            // secret is bound to the old id) and is summarised by id.
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            try db.execute(sql: "UPDATE mechanism SET mechanismUUID = ? WHERE issuer = 'Mail'", arguments: [Self.hostile])
+        }
+        var seen: [String] = []
+        for (arguments, environment) in [(["list"], [:]), (["list", "--json"], [:]), (["code"], [:]), (["code", "bank"], [:]),
+                                          (["code", "--json"], [:]), (["show", "bank", "--uri"], [:]), (["doctor"], [:]),
+                                          (["code", "bank"], ["COFFER_LOG_LEVEL": "trace"]), (["list"], ["COFFER_LOG_LEVEL": "trace"])] {
+            let result = try await coffer(directory.url, arguments, input: "y\n", environment: environment)
+            for (stream, text) in [("stdout", result.stdout), ("stderr", result.stderr)] {
+                let raw = text.unicodeScalars.filter { TerminalText.isControl($0) && $0 != "\n" && $0 != "\t" }
+                #expect(raw.isEmpty, "\(arguments) \(environment) \(stream): \(raw.map { String($0.value, radix: 16) })")
+            }
+            seen.append(result.stdout + result.stderr)
+        }
+        let everything = seen.joined()
+        #expect(everything.contains("by the policy 'p\\u{1b}]0;owned\\u{7}"), "the policy is shown, escaped")
+        #expect(everything.contains("mechanism p\\u{1b}]0;owned"), "the changed id is shown, escaped")
+        #expect(everything.contains("\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u202ex"), "JSON escapes every one of them")
+    }
+
+    @Test("5: JSON output escapes C1 controls, bidirectional overrides and separators as \\u escapes, and still decodes to the same names")
+    func jsonEscapes() throws {
+        let text = TerminalText.jsonEscaped("{\"issuer\" : \"a\u{9B}b\u{202E}c\u{2028}d\u{E0001}\"}\n")
+        #expect(text == "{\"issuer\" : \"a\\u009bb\\u202ec\\u2028d\\udb40\\udc01\"}\n")
+        let decoded = try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+        #expect(decoded["issuer"] == "a\u{9B}b\u{202E}c\u{2028}d\u{E0001}")
+    }
+}
