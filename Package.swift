@@ -29,6 +29,7 @@ let package = Package(
             name: "CQRCode",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        .target(name: "CProcessHardening"),
         .target(
             name: "CofferStorage",
             dependencies: [
@@ -66,6 +67,7 @@ let package = Package(
         .executableTarget(
             name: "coffer",
             dependencies: [
+                "CProcessHardening",
                 "CofferStorage",
                 "CofferAuthenticator",
                 "CofferPostgres",

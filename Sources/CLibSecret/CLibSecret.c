@@ -74,7 +74,13 @@ static const char *load_failure = NULL;
 static void load_library(void) {
     // COFFER_LIBSECRET names another library file: for unusual installations, and for tests that
     // check what happens when libsecret is missing.
+    // Only an absolute path: a bare or relative name would be looked up in the working
+    // directory or the search path.
     const char *name = getenv("COFFER_LIBSECRET");
+    if (name && *name && name[0] != '/') {
+        load_failure = "COFFER_LIBSECRET must be an absolute path to the library file";
+        return;
+    }
     void *library = dlopen(name && *name ? name : "libsecret-1.so.0", RTLD_NOW | RTLD_GLOBAL);
     if (library == NULL) {
         load_failure = "libsecret-1.so.0 is not installed; install it (Debian/Ubuntu: apt-get install "

@@ -16,7 +16,10 @@
 static void *open_library(const char *variable, const char *name) {
     // COFFER_LIBZBAR etc. name another file: for unusual installations, and for tests of what
     // happens when a library is missing.
+    // Only an absolute path: a bare or relative name would be looked up in the working
+    // directory or the search path (the library is then reported missing).
     const char *override = getenv(variable);
+    if (override && *override && override[0] != '/') return NULL;
     return dlopen(override && *override ? override : name, RTLD_NOW | RTLD_LOCAL);
 }
 

@@ -22,6 +22,7 @@ struct Coffer: AsyncParsableCommand {
         subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, ShowCommand.self, RemoveCommand.self, RenameCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, KeyCommand.self, DoctorCommand.self, StoreCommand.self, ClipboardClearCommand.self])
 
     static func main() async {
+        ProcessHardening.start()
         LoggingSystem.bootstrap { label in EscapedLogHandler(label: label, logLevel: LogLevelOption.fromEnvironment()) }
         let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName } + ["help"]
         let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }

@@ -1,3 +1,4 @@
+import CProcessHardening
 import CofferAuthenticator
 import Foundation
 
@@ -13,7 +14,8 @@ enum CodeWatch {
     static func run(_ entries: [AccountEntry], showNext: Bool) throws -> Never {
         let terminal = isatty(STDOUT_FILENO) == 1
         if terminal {
-            StandardStreams.control("\u{1B}[?25l")  // hide the cursor
+            StandardStreams.control("\u{1B}[?25l")  // hide the cursor; a crash shows it again
+            coffer_crash_restores_cursor(1)
             let restore: @convention(c) (Int32) -> Void = { signal in
                 let show = "\u{1B}[?25h\n"
                 _ = show.withCString { write(STDOUT_FILENO, $0, strlen($0)) }

@@ -2,10 +2,12 @@ import Foundation
 
 /// Runs the helper programs the tool uses (clipboard tools), and starts itself detached.
 enum Subprocess {
-    /// The executable `name` in `PATH`, or `nil`.
+    /// The executable `name` in a trusted entry of `PATH` (``TrustedSearchPath``: never the
+    /// working directory, a relative entry or a directory others can write to), owned by root
+    /// or you and writable by no one else; or `nil`.
     static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return TrustedSearchPath.entries(of: path).map { "\($0)/\(name)" }.first(where: TrustedSearchPath.isTrustedExecutable)
     }
 
     /// Runs `name` with `input` on its standard input (its output discarded: a tool that stays

@@ -57,13 +57,13 @@ struct KeychainFaultTests {
     func noLibsecret() async throws {
         let result = try await CofferProcess.run(
             executable: try CofferProcess.executable, ["store", "list", "--backend", "keychain"],
-            environment: ["COFFER_LIBSECRET": "libsecret-missing-for-test.so.0"])
+            environment: ["COFFER_LIBSECRET": "/nonexistent/libsecret-missing-for-test.so.0"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("libsecret-1.so.0 is not installed"), "\(result.stderr)")
         #expect(result.stderr.contains("apt-get install libsecret-1-0"))
         let probe = try await CofferProcess.run(
             executable: try CofferProcess.builtExecutable("coffer-stress"), ["secured-probe"],
-            environment: ["COFFER_LIBSECRET": "libsecret-missing-for-test.so.0"])
+            environment: ["COFFER_LIBSECRET": "/nonexistent/libsecret-missing-for-test.so.0"])
         #expect(probe.stdout.hasPrefix("nil\n"))
     }
 

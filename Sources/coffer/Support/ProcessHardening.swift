@@ -1,0 +1,38 @@
+import CProcessHardening
+import Foundation
+
+/// What the tool does to its own process before anything else, since it holds secrets in
+/// memory and loads libraries and helper programs at run time:
+///
+/// - **Library search path.** `LD_LIBRARY_PATH` entries that are empty or relative (they mean
+///   the working directory) or that name a directory another user can write to are dropped, and
+///   the tool starts itself again with the cleaned variable (the loader reads it only at start).
+///   So libsecret, zbar and the others are never loaded from a folder someone else could fill.
+/// - **No core file, no peeking.** `PR_SET_DUMPABLE` 0 and `RLIMIT_CORE` 0 (as ssh-agent and
+///   gpg-agent do): a crash writes no core file, and other processes of the same user can neither
+///   attach a debugger nor read `/proc/PID/mem` or `environ`.
+/// - **A crash exits.** One line on standard error and exit status 128 + the signal, at once (the
+///   Swift runtime's backtracer would wait at an interactive prompt under `--watch`, and could
+///   print memory).
+///
+/// Helper programs are found by ``Subprocess/find(_:)`` in trusted `PATH` entries only.
+enum ProcessHardening {
+    static func start() {
+        let environment = ProcessInfo.processInfo.environment
+        if let search = environment["LD_LIBRARY_PATH"] {
+            let kept = TrustedSearchPath.entries(of: search).joined(separator: ":")
+            if kept != search {
+                if kept.isEmpty { unsetenv("LD_LIBRARY_PATH") } else { setenv("LD_LIBRARY_PATH", kept, 1) }
+                // The loader read the old value at start: begin again with the cleaned one, by the
+                // binary's own path (so `ps` still says coffer). Should that fail, go on: nothing
+                // has been loaded from the search path yet.
+                if let binary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+                    execv(binary, CommandLine.unsafeArgv)
+                }
+            }
+        }
+        if coffer_harden_process() != 0 {
+            StandardStreams.note("coffer: warning: could not turn core files off (\(String(cString: strerror(errno))))")
+        }
+    }
+}
