@@ -71,10 +71,19 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
     /// `dump(client)` prints it (postgres-nio's type): don't log or dump it. A `CofferDatabase`
     /// itself dumps only where it connects.
     public let client: PostgresClient
-    /// The key ring shared by every instance.
+    /// The key ring shared by every instance, under the configuration's key-encryption key.
     public let keys: DatabaseKeyStore
+
+    /// The key ring of `owner` alone, wrapped under `keyEncryptionKey`, which only that owner
+    /// (or the instance acting for them) holds: `PostgresStorageClient(database:owner:keyEncryptionKey:)`
+    /// seals with it. Someone with the owner's name and a database login but another
+    /// key-encryption key opens nothing sealed under it (`.wrongKeyEncryptionKey`).
+    public func keyStore(owner: String, keyEncryptionKey: KeyEncryptionKey) -> DatabaseKeyStore {
+        DatabaseKeyStore(client: client, kek: keyEncryptionKey, ringOwner: owner, lifetime: configuration.options.keyCacheLifetime,
+                         deadline: deadline, changes: changes, logger: logger)
+    }
     let logger: Logger
-    let changes = ChangeHub()
+    let changes: ChangeHub
     /// The deadline of every operation on this database.
     let deadline: OperationDeadline
 
@@ -95,8 +104,9 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
         self.logger = logger
         client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         deadline = OperationDeadline(duration: configuration.options.operationTimeout, logger: logger)
-        keys = DatabaseKeyStore(client: client, kek: configuration.keyEncryptionKey, lifetime: configuration.options.keyCacheLifetime,
-                                deadline: deadline, logger: logger)
+        changes = ChangeHub(kek: configuration.keyEncryptionKey)
+        keys = DatabaseKeyStore(client: client, kek: configuration.keyEncryptionKey, ringOwner: "", lifetime: configuration.options.keyCacheLifetime,
+                                deadline: deadline, changes: changes, logger: logger)
     }
 
     /// Runs the pool, and the listener for other instances' changes, until cancelled or shut
@@ -179,18 +189,15 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: Self.changeChannel) { notifications in
-                        // Listening from here on; what was announced before is unknown.
-                        keys.forgetPrimaries()
+                        // Listening from here on; what was announced before is unknown (the key
+                        // stores forget their primary ids when told `nil`).
                         await changes.listening(true)
                         for try await notification in notifications {
-                            guard let notice = ChangeNotice(payload: notification.payload) else { continue }
-                            if case .keys(let alias) = notice { keys.forgetPrimary(alias) }
-                            await changes.deliver(notice)
+                            await changes.deliver(tag: notification.payload)
                         }
                     }
                 }
             } catch {
-                keys.forgetPrimaries()
                 await changes.listening(false)
                 if Task.isCancelled { return }
                 logger.debug("the change listener lost its connection; reconnecting", metadata: ["error": "\(type(of: error))"])
@@ -200,62 +207,77 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
     }
 }
 
-/// What one instance tells the others.
+/// What one instance tells the others: what changed, sent as a tag only
+/// (``KeyEncryptionKey/changeTag(_:)``), never the names. `LISTEN` needs no right on the
+/// tables, so any role that can connect hears every notification: it learns that something
+/// changed and when, but not which namespace, key, owner or alias.
 enum ChangeNotice: Sendable, Equatable {
-    /// The key ring of `alias` changed (rotated, deleted).
-    case keys(alias: String)
+    /// The key ring `alias` of `owner` (`""`: the shared ring) changed (rotated, deleted).
+    case keys(owner: String, alias: String)
     /// The value at (namespace, key) was saved or deleted.
     case value(namespace: String, key: String)
 
-    var payload: String {
-        let parts: [String]
+    /// The payload of the notification: the tag under `kek`.
+    func tag(_ kek: KeyEncryptionKey) -> String {
         switch self {
-        case .keys(let alias): parts = ["keys", alias]
-        case let .value(namespace, key): parts = ["value", namespace, key]
-        }
-        return String(decoding: (try? JSONEncoder().encode(parts)) ?? Data(), as: UTF8.self)
-    }
-
-    init?(payload: String) {
-        guard let parts = try? JSONDecoder().decode([String].self, from: Data(payload.utf8)) else { return nil }
-        switch (parts.first, parts.count) {
-        case ("keys", 2): self = .keys(alias: parts[1])
-        case ("value", 3): self = .value(namespace: parts[1], key: parts[2])
-        default: return nil
+        case let .keys(owner, alias): kek.changeTag(["keys", owner, alias])
+        case let .value(namespace, key): kek.changeTag(["value", namespace, key])
         }
     }
 }
 
-/// Who wants to hear which changes: cached storages register here, by (namespace, key). When
-/// the listening connection starts or stops, every listener is called: what happened in
-/// between is unknown.
+/// Who wants to hear which changes: cached storages register by (namespace, key), key stores
+/// for every tag (they compare it with their key rings'). When the listening connection
+/// starts or stops, every listener is called (key stores with `nil`): what happened in between
+/// is unknown.
 final class ChangeHub: Sendable {
     typealias Listener = @Sendable (ChangeNotice) async -> Void
-    private let listeners = Mutex<[UUID: (notice: ChangeNotice, call: Listener)]>([:])
+    typealias TagListener = @Sendable (String?) -> Void
+    private let kek: KeyEncryptionKey
+    private let listeners = Mutex<[UUID: (tag: String, notice: ChangeNotice, call: Listener)]>([:])
+    private let tagListeners = Mutex<[UUID: TagListener]>([:])
     private let listeningNow = Mutex(false)
+
+    /// A hub matching notifications tagged under `kek`, the database's key-encryption key.
+    init(kek: KeyEncryptionKey) {
+        self.kek = kek
+    }
 
     var isListening: Bool { listeningNow.withLock { $0 } }
 
     /// Records whether notifications arrive, and calls every listener.
     func listening(_ now: Bool) async {
         listeningNow.withLock { $0 = now }
+        for call in tagListeners.withLock({ Array($0.values) }) { call(nil) }
         let everyone = listeners.withLock { $0.values.map { ($0.notice, $0.call) } }
         for (notice, call) in everyone { await call(notice) }
     }
 
-    /// Calls `listener` whenever `notice` arrives, until `cancel` of the returned token.
+    /// Calls `listener` whenever `notice` arrives, until `unsubscribe` of the returned token.
     func subscribe(to notice: ChangeNotice, _ listener: @escaping Listener) -> UUID {
         let token = UUID()
-        listeners.withLock { $0[token] = (notice, listener) }
+        let tag = notice.tag(kek)
+        listeners.withLock { $0[token] = (tag, notice, listener) }
+        return token
+    }
+
+    /// Calls `listener` with the tag of every notification, and with `nil` when listening
+    /// starts or stops.
+    func subscribeToTags(_ listener: @escaping TagListener) -> UUID {
+        let token = UUID()
+        tagListeners.withLock { $0[token] = listener }
         return token
     }
 
     func unsubscribe(_ token: UUID) {
         listeners.withLock { $0[token] = nil }
+        tagListeners.withLock { $0[token] = nil }
     }
 
-    func deliver(_ notice: ChangeNotice) async {
-        let calls = listeners.withLock { $0.values.filter { $0.notice == notice }.map(\.call) }
-        for call in calls { await call(notice) }
+    /// Delivers a notification's payload (a tag) to whoever it concerns.
+    func deliver(tag: String) async {
+        for call in tagListeners.withLock({ Array($0.values) }) { call(tag) }
+        let calls = listeners.withLock { $0.values.filter { $0.tag == tag }.map { ($0.notice, $0.call) } }
+        for (notice, call) in calls { await call(notice) }
     }
 }

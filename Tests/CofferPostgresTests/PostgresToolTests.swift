@@ -88,16 +88,19 @@ struct PostgresToolTests {
         }
         #expect(try await TestPostgres.psql(setup.url, "SELECT count(*) FROM coffer_mechanisms") == "1", "nothing written under another key")
         let doctor = try await setup.coffer(["doctor"], ["COFFER_DATABASE_KEK": other])
-        #expect(doctor.stdout.contains("FAIL  postgres") && doctor.stdout.contains("give it the same key-encryption key"), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("FAIL  postgres") && doctor.stdout.contains("only that owner's key-encryption key opens it"), "\(doctor.stdout)")
 
         // A read the database refuses (a role without SELECT on the mechanisms) is that
-        // error, not "no account matches".
+        // error, not "no account matches". (Row-level security shows the role only its own
+        // account rows, so it has one of its own.)
         let role = "limited_\(UUID().uuidString.prefix(8).lowercased())"
         try await TestPostgres.psql(setup.url, """
-            CREATE ROLE \(role) LOGIN; GRANT SELECT ON coffer_schema, coffer_keys, coffer_accounts TO \(role)
+            CREATE ROLE \(role) LOGIN; GRANT SELECT ON coffer_schema, coffer_keys, coffer_accounts TO \(role);
+            INSERT INTO coffer_accounts (owner, issuer, account_name, time_added, is_locked) VALUES ('\(role)', 'Mail', 'a', 0, false)
             """)
         let refused = try await setup.coffer(["code", "Mail", "--backend", "postgres"],
-                                             ["COFFER_DATABASE_URL": setup.url.replacingOccurrences(of: "postgres@", with: "\(role)@")])
+                                             ["COFFER_DATABASE_URL": setup.url.replacingOccurrences(of: "postgres@", with: "\(role)@"),
+                                              "COFFER_OWNER": role])
         #expect(refused.status == 1 && refused.stderr.contains("refused") && refused.stderr.contains("42501"), "\(refused.stderr)")
 
         let gone = try await setup.coffer(["list", "--backend", "postgres"], ["COFFER_DATABASE_URL": "postgresql://postgres@/x?host=/nonexistent"])

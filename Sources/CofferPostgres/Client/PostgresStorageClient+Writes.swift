@@ -167,7 +167,8 @@ extension PostgresStorageClient {
             let swapped = try await execute("advance a HOTP counter", """
                 UPDATE coffer_mechanisms SET counter = \(Int64(bitPattern: advanced.counter)), secret = \(secret)
                 WHERE owner = \(owner) AND mechanism_uuid = \(uuid) AND counter = \(record.counter) AND secret = \(record.secret)
-                AND (SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(keyAlias)) = \(Int(try KeyRingCheck.keyID(of: secret)))
+                AND (SELECT coalesce(max(id), 0) FROM coffer_keys WHERE owner = \(keys.ringOwner) AND alias = \(keyAlias))
+                    = \(Int(try KeyRingCheck.keyID(of: secret)))
                 RETURNING counter
                 """)
             if let stored = swapped.first {
@@ -180,7 +181,7 @@ extension PostgresStorageClient {
                 return current
             }
             // Another caller moved the counter first, or the key ring has a newer key: read again.
-            database.keys.forgetPrimary(keyAlias)
+            keys.forgetPrimary(keyAlias)
         }
     }
 
@@ -189,11 +190,11 @@ extension PostgresStorageClient {
     /// Stores the notification, or updates the stored one with the same message id for the same
     /// mechanism. Its mechanism must be stored (`StorageClientError.mechanismNotFound`).
     public func save(_ notification: PushNotification) async throws {
-        try await KeyRingCheck.retrying(alias: keyAlias, keys: database.keys, during: "save a notification") {
+        try await KeyRingCheck.retrying(alias: keyAlias, keys: keys, during: "save a notification") {
             let challenge = try await sealing([(notification.challenge, OwnerBinding.challenge(
                 owner, mechanism: notification.mechanismUUID, messageId: notification.messageId))])[0]
             do {
-                let saved = try await execute("save a notification", try Self.upsert(notification, challenge: challenge, owner: owner, keyAlias: keyAlias))
+                let saved = try await execute("save a notification", try Self.upsert(notification, challenge: challenge, owner: owner, keyAlias: keyAlias, ringOwner: keys.ringOwner))
                 guard !saved.isEmpty else { throw KeyRingCheck.stale }
             } catch let error as PostgresStorageError where error.sqlState == "23503" {
                 throw StorageClientError.mechanismNotFound(uuid: notification.mechanismUUID)
@@ -234,7 +235,7 @@ extension PostgresStorageClient {
     /// notifications. For imports and migrations.
     public func saveAll(accounts: [Account] = [], mechanisms: [Mechanism] = [], notifications: [PushNotification] = []) async throws {
         let owner = self.owner, keyAlias = self.keyAlias
-        try await KeyRingCheck.retrying(alias: keyAlias, keys: database.keys, during: "save many records") {
+        try await KeyRingCheck.retrying(alias: keyAlias, keys: keys, during: "save many records") {
             let secrets = try await seal(mechanisms)
             let challenges = try await sealing(notifications.map {
                 ($0.challenge, OwnerBinding.challenge(owner, mechanism: $0.mechanismUUID, messageId: $0.messageId))
@@ -243,7 +244,7 @@ extension PostgresStorageClient {
                 for account in accounts { try await connection.rows(Self.upsert(account, owner: owner), logger: self.database.logger) }
             } after: { connection in
                 for (notification, challenge) in zip(notifications, challenges) {
-                    let saved = try await connection.rows(try Self.upsert(notification, challenge: challenge, owner: owner, keyAlias: keyAlias),
+                    let saved = try await connection.rows(try Self.upsert(notification, challenge: challenge, owner: owner, keyAlias: keyAlias, ringOwner: self.keys.ringOwner),
                                                           logger: self.database.logger)
                     guard !saved.isEmpty else { throw KeyRingCheck.stale }  // rotated since the check above
                 }
@@ -284,7 +285,7 @@ extension PostgresStorageClient {
     }
 
     private func write(_ mechanisms: [Mechanism], insertOnly: Bool, operation: String) async throws {
-        try await KeyRingCheck.retrying(alias: keyAlias, keys: database.keys, during: operation) {
+        try await KeyRingCheck.retrying(alias: keyAlias, keys: keys, during: operation) {
             try await writeMechanisms(try await seal(mechanisms), insertOnly: insertOnly, operation: operation)
         }
     }
@@ -301,7 +302,7 @@ extension PostgresStorageClient {
         let fields = sealed.flatMap { [$0.secret] + ($0.challenge.map { [$0] } ?? []) } + alsoSealed
         do {
             try await transaction(operation) { connection in
-                try await KeyRingCheck.require(fields, alias: keyAlias, on: connection, logger: logger)
+                try await KeyRingCheck.require(fields, alias: keyAlias, of: self.keys, on: connection, logger: logger)
                 try await before(connection)
                 for item in sealed {
                     let mechanism = item.mechanism
@@ -414,7 +415,7 @@ extension PostgresStorageClient {
 
     /// Stores the notification only if `challenge` is sealed under the newest key of `keyAlias`
     /// (no row returned otherwise).
-    static func upsert(_ notification: PushNotification, challenge: Data, owner: String, keyAlias: String) throws -> PostgresQuery {
+    static func upsert(_ notification: PushNotification, challenge: Data, owner: String, keyAlias: String, ringOwner: String) throws -> PostgresQuery {
         try """
         INSERT INTO coffer_notifications (owner, mechanism_uuid, message_id, challenge, ttl, time_added, pending, approved,
             load_balance_key, message, custom_payload, numbers_challenge, context_info, push_type)
@@ -422,7 +423,8 @@ extension PostgresStorageClient {
             \(notification.timeAdded.timeIntervalSinceReferenceDate), \(notification.pending), \(notification.approved),
             \(notification.loadBalanceKey), \(notification.message), \(notification.customPayload),
             \(notification.numbersChallenge), \(notification.contextInfo), \(notification.pushType)
-        WHERE (SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(keyAlias)) = \(Int(try KeyRingCheck.keyID(of: challenge)))
+        WHERE (SELECT coalesce(max(id), 0) FROM coffer_keys WHERE owner = \(ringOwner) AND alias = \(keyAlias))
+            = \(Int(try KeyRingCheck.keyID(of: challenge)))
         ON CONFLICT (owner, mechanism_uuid, message_id) DO UPDATE SET
             challenge = excluded.challenge, ttl = excluded.ttl, time_added = excluded.time_added, pending = excluded.pending,
             approved = excluded.approved, load_balance_key = excluded.load_balance_key, message = excluded.message,

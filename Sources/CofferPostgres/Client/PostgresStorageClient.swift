@@ -47,29 +47,58 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     public let database: CofferDatabase
     /// The key ring in `coffer_keys` that seals the secrets.
     public let keyAlias: String
+    /// The key store of that ring: the database's shared one, or the owner's own
+    /// (``init(database:owner:keyEncryptionKey:keyAlias:logger:)``).
+    public let keys: DatabaseKeyStore
     let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
 
     /// The owner, the key alias and the database (which dumps only where it connects): never a
     /// record, a secret or the database password.
     public var customMirror: Mirror {
-        Mirror(self, children: ["owner": owner, "keyAlias": keyAlias, "database": database], displayStyle: .class)
+        Mirror(self, children: ["owner": owner, "keyAlias": keyAlias, "keys": keys, "database": database], displayStyle: .class)
     }
 
+    /// Whether the secrets are sealed under a key ring of the owner's own.
+    public var hasOwnKeyRing: Bool { !keys.ringOwner.isEmpty }
+
     /// A client for `owner`'s records in `database` (which must be running; see
-    /// ``CofferDatabase/run()``, and migrated, ``CofferDatabase/migrate()``).
+    /// ``CofferDatabase/run()``, and migrated, ``CofferDatabase/migrate()``), sealed under the
+    /// database's shared key ring: whoever holds the instance's key-encryption key can open
+    /// every owner's secrets (a server acting for all its users).
     ///
     /// - Parameters:
     ///   - database: The shared database.
     ///   - owner: Whose records (a user id of your service); every query is scoped to it.
     ///   - keyAlias: The key ring in `coffer_keys` that seals the secrets.
     ///   - logger: Receives a line for every failure (never a secret).
-    public init(database: CofferDatabase, owner: String, keyAlias: String = defaultKeyAlias,
-                logger: Logger = Logger(label: "org.coffer.postgres.authenticator")) {
+    public convenience init(database: CofferDatabase, owner: String, keyAlias: String = defaultKeyAlias,
+                            logger: Logger = Logger(label: "org.coffer.postgres.authenticator")) {
+        self.init(database: database, owner: owner, keys: database.keys, keyAlias: keyAlias, logger: logger)
+    }
+
+    /// A client for `owner`'s records sealed under a key ring of the owner's own, wrapped under
+    /// `keyEncryptionKey`, which only the owner holds: someone else with the owner's name, a
+    /// database login and their own key-encryption key opens nothing of the owner's
+    /// (`.wrongKeyEncryptionKey`, nothing changed). The `coffer` tool gives every owner its own.
+    ///
+    /// - Throws: ``PostgresStorageError`` `.invalidConfiguration` for an empty owner (the name
+    ///   of the shared ring).
+    public convenience init(database: CofferDatabase, owner: String, keyEncryptionKey: KeyEncryptionKey,
+                            keyAlias: String = defaultKeyAlias, logger: Logger = Logger(label: "org.coffer.postgres.authenticator")) throws {
+        guard !owner.isEmpty else {
+            throw PostgresStorageError.invalidConfiguration("an owner with a key ring of its own needs a name (the empty name is the shared ring's)")
+        }
+        self.init(database: database, owner: owner, keys: database.keyStore(owner: owner, keyEncryptionKey: keyEncryptionKey),
+                  keyAlias: keyAlias, logger: logger)
+    }
+
+    private init(database: CofferDatabase, owner: String, keys: DatabaseKeyStore, keyAlias: String, logger: Logger) {
         self.owner = owner
         self.database = database
         self.keyAlias = keyAlias
-        sealer = FieldSealer(encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: database.keys))
+        self.keys = keys
+        sealer = FieldSealer(encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keys))
         diagnostics = ClientDiagnostics(logger: logger, store: "PostgreSQL")
     }
 
@@ -83,12 +112,15 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     /// The records counted in ``unreadableRecordCount`` (the first 100), each with why.
     public var unreadableRecords: [String] { diagnostics.unreadableRecords }
 
-    /// Checks that this instance's key-encryption key opens the owner's key ring (when there is
-    /// one yet): throws ``PostgresStorageError`` `.wrongKeyEncryptionKey` otherwise, and
-    /// `.unavailable` when the database cannot be reached. For start-up checks: afterwards the
-    /// synchronous API's empty answers can be trusted to mean "nothing stored".
+    /// Checks that this client's key-encryption key opens its key ring (when there is one yet):
+    /// throws ``PostgresStorageError`` `.wrongKeyEncryptionKey` otherwise, and `.unavailable`
+    /// when the database cannot be reached. Every write checks it first (the newest key's id is
+    /// cached for ``CofferDatabase/Configuration/Options/keyCacheLifetime``), so a client with
+    /// another key-encryption key changes nothing, not even the unsealed account rows. Call it at
+    /// start: afterwards the synchronous API's empty answers can be trusted to mean "nothing
+    /// stored".
     public func verifyKeyRing() async throws {
-        _ = try await database.keys.primaryKey(for: keyAlias)
+        _ = try await keys.primaryKey(for: keyAlias)
     }
 
     // MARK: - Reading
@@ -175,14 +207,18 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     }
 
     /// Runs one writing statement in a transaction of its own, acknowledged once committed.
+    /// Like every write, only once the key ring is known to open (``verifyKeyRing()``).
     @discardableResult
     func execute(_ operation: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await database.write(operation, query)
+        try await verifyKeyRing()
+        return try await database.write(operation, query)
     }
 
-    /// Runs `body` in one transaction under the database's deadline, acknowledged once committed.
+    /// Runs `body` in one transaction under the database's deadline, acknowledged once committed;
+    /// only once the key ring is known to open.
     func transaction<R: Sendable>(_ operation: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
-        try await database.write(operation, body)
+        try await verifyKeyRing()
+        return try await database.write(operation, body)
     }
 
     /// Decodes and opens mechanism rows; unreadable ones are counted and left out.

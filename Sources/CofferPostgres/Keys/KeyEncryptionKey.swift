@@ -10,6 +10,8 @@ import Foundation
 /// key is named as such rather than reported as damage.
 public struct KeyEncryptionKey: Sendable {
     let key: SymmetricKey
+    /// Derived from `key`: the key of change notifications' tags (``changeTag(_:)``).
+    private let tagKey: SymmetricKey
 
     /// A short, non-secret name for the key: 16 hex digits of SHA-256("coffer-kek" ‖ key).
     public let fingerprint: String
@@ -18,6 +20,7 @@ public struct KeyEncryptionKey: Sendable {
     public init(_ key: SymmetricKey) throws(PostgresStorageError) {
         guard key.bitCount == 256 else { throw .invalidConfiguration("a key-encryption key must be 256 bits, not \(key.bitCount)") }
         self.key = key
+        tagKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("coffer-change-tags".utf8), outputByteCount: 32)
         let digest = key.withUnsafeBytes { SHA256.hash(data: Data("coffer-kek".utf8) + Data($0)) }
         fingerprint = digest.prefix(8).map { String(format: "%02x", $0) }.joined()
     }
@@ -57,24 +60,35 @@ public struct KeyEncryptionKey: Sendable {
         try KeyEncryptionKey(try await SecretServiceKeyStore().createKey(for: alias).key)
     }
 
-    /// Wraps a data key for `alias`, key `id`: AES-256-GCM, bound to the alias, id and this
-    /// key's fingerprint.
-    func wrap(_ dataKey: SymmetricKey, alias: String, id: UInt32) throws -> Data {
-        let sealed = try dataKey.withUnsafeBytes {
-            try AES.GCM.seal(Data($0), using: key, authenticating: Self.context(alias: alias, id: id, fingerprint: fingerprint))
-        }
+    /// Wraps a data key of the key ring `alias` of `ringOwner` (`""` for the shared ring), key
+    /// `id`: AES-256-GCM, bound to the ring, the id and this key's fingerprint.
+    func wrap(_ dataKey: SymmetricKey, ringOwner: String, alias: String, id: UInt32) throws -> Data {
+        let context = Self.context(ringOwner: ringOwner, alias: alias, id: id, fingerprint: fingerprint)
+        let sealed = try dataKey.withUnsafeBytes { try AES.GCM.seal(Data($0), using: key, authenticating: context) }
         guard let combined = sealed.combined else { throw PostgresStorageError.invalidConfiguration("AES-GCM gave no combined form") }
         return combined
     }
 
-    /// Unwraps what ``wrap(_:alias:id:)`` made.
-    func unwrap(_ wrapped: Data, alias: String, id: UInt32) throws -> SymmetricKey {
+    /// Unwraps what ``wrap(_:ringOwner:alias:id:)`` made.
+    func unwrap(_ wrapped: Data, ringOwner: String, alias: String, id: UInt32) throws -> SymmetricKey {
         let box = try AES.GCM.SealedBox(combined: wrapped)
-        return SymmetricKey(data: try AES.GCM.open(box, using: key, authenticating: Self.context(alias: alias, id: id, fingerprint: fingerprint)))
+        let context = Self.context(ringOwner: ringOwner, alias: alias, id: id, fingerprint: fingerprint)
+        return SymmetricKey(data: try AES.GCM.open(box, using: key, authenticating: context))
     }
 
-    private static func context(alias: String, id: UInt32, fingerprint: String) -> Data {
-        // JSON: unambiguous whatever the alias holds.
-        (try? JSONEncoder().encode(["coffer-postgres-key", alias, String(id), fingerprint])) ?? Data()
+    private static func context(ringOwner: String, alias: String, id: UInt32, fingerprint: String) -> Data {
+        // JSON: unambiguous whatever the alias holds. The shared ring's context is the one keys
+        // were wrapped under before owners had rings of their own; an owner's names the owner, so
+        // a wrapped key copied into another owner's ring does not open.
+        let parts = ["coffer-postgres-key", alias, String(id), fingerprint] + (ringOwner.isEmpty ? [] : ["owner", ringOwner])
+        return (try? JSONEncoder().encode(parts)) ?? Data()
+    }
+
+    /// The tag a change notification carries for `parts` (what changed): 128 bits of
+    /// HMAC-SHA256 under a key derived from this key, in hex. Instances holding this key find
+    /// the changes that concern them; a listener without it learns only that something changed.
+    func changeTag(_ parts: [String]) -> String {
+        let message = (try? JSONEncoder().encode(parts)) ?? Data()
+        return HMAC<SHA256>.authenticationCode(for: message, using: tagKey).prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 }

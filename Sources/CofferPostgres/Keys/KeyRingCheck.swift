@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// How a write makes sure it sealed under the newest key of the shared key ring.
+/// How a write makes sure it sealed under the newest key of its key ring (the shared one, or
+/// the owner's own).
 ///
 /// Each instance remembers which key is primary (``DatabaseKeyStore``), and learns of another
 /// instance's rotation from its notification or when the remembered id expires. A write does not
@@ -36,7 +37,7 @@ enum KeyRingCheck {
             + "nothing was written. Try again when rotations have stopped.")
     }
 
-    /// Runs `attempt` (which seals, then writes with ``require(_:alias:on:logger:)`` or its own
+    /// Runs `attempt` (which seals, then writes with ``require(_:alias:of:on:logger:)`` or its own
     /// check) again while it finds that a newer key exists, forgetting the remembered primary
     /// each time.
     static func retrying<R>(alias: String, keys: DatabaseKeyStore, during operation: String,
@@ -53,10 +54,12 @@ enum KeyRingCheck {
 
     /// Inside a write's transaction: throws (rolling it back, for ``retrying(alias:keys:during:_:)``
     /// to seal again) unless every one of `sealed` is under the newest key of `alias`.
-    static func require(_ sealed: [Data], alias: String, on connection: PostgresConnection, logger: Logger) async throws {
+    static func require(_ sealed: [Data], alias: String, of keys: DatabaseKeyStore, on connection: PostgresConnection, logger: Logger) async throws {
         let ids = try keyIDs(of: sealed)
         guard !ids.isEmpty else { return }
-        let rows = try await connection.rows("SELECT coalesce(max(id), 0) FROM coffer_keys WHERE alias = \(alias)", logger: logger)
+        let rows = try await connection.rows("""
+            SELECT coalesce(max(id), 0) FROM coffer_keys WHERE owner = \(keys.ringOwner) AND alias = \(alias)
+            """, logger: logger)
         let newest = try rows.first?.decode(Int.self) ?? 0
         guard ids == [newest] else { throw stale }
     }

@@ -64,6 +64,24 @@ enum PostgresSchema {
                 owner text PRIMARY KEY, token_id text NOT NULL, time_added double precision NOT NULL)
             """,
         ]),
+        // Owners as a boundary: a key ring of an owner's own (`owner` in `coffer_keys`, `''` for
+        // the shared ring), and row-level security so that a database role other than the
+        // tables' owner (and its members, and superusers) sees and writes only the rows whose
+        // owner is its own name. With peer authentication over a Unix socket, that name is the
+        // operating-system user's.
+        Migration(version: 2, name: "owner key rings, row-level security by role", statements: [
+            "ALTER TABLE coffer_keys ADD COLUMN owner text NOT NULL DEFAULT ''",
+            "ALTER TABLE coffer_keys DROP CONSTRAINT coffer_keys_pkey",
+            "ALTER TABLE coffer_keys ADD PRIMARY KEY (owner, alias, id)",
+        ] + ["coffer_accounts", "coffer_mechanisms", "coffer_notifications", "coffer_push_tokens"].flatMap { table in [
+            "ALTER TABLE \(table) ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY coffer_own_rows ON \(table) USING (owner = current_user) WITH CHECK (owner = current_user)",
+        ] } + [
+            "ALTER TABLE coffer_keys ENABLE ROW LEVEL SECURITY",
+            // The shared ring is readable (it opens only with the instances' key-encryption key);
+            // keys are written only into the role's own ring.
+            "CREATE POLICY coffer_own_keys ON coffer_keys USING (owner = '' OR owner = current_user) WITH CHECK (owner = current_user)",
+        ]),
     ]
 
     /// The newest version this build knows.

@@ -116,7 +116,7 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
             throw StorageError.encodingFailed(type: String(describing: T.self), reason: "\(type(of: error))")
         }
         let namespace = self.namespace, key = self.key, alias = encryptor.keyAlias
-        let notice = ChangeNotice.value(namespace: namespace, key: key).payload
+        let notice = ChangeNotice.value(namespace: namespace, key: key).tag(database.configuration.keyEncryptionKey)
         // Sealed under the key this instance believes is primary; the statement stores it only
         // if that is still the newest key in the ring, so a save that starts after another
         // instance's rotation was acknowledged never uses the old key (no extra round trip).
@@ -129,7 +129,7 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
             }
             let keyID = try KeyRingCheck.keyID(of: sealed)
             let rows = try await database.write("save a value", """
-                WITH newest AS (SELECT coalesce(max(id), 0) AS id FROM coffer_keys WHERE alias = \(alias)),
+                WITH newest AS (SELECT coalesce(max(id), 0) AS id FROM coffer_keys WHERE owner = '' AND alias = \(alias)),
                 saved AS (
                     INSERT INTO coffer_values (namespace, key, value) SELECT \(namespace), \(key), \(sealed) FROM newest WHERE id = \(Int(keyID))
                     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = now()
@@ -166,7 +166,8 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
     }
 
     func delete() async throws {
-        let namespace = self.namespace, key = self.key, notice = ChangeNotice.value(namespace: namespace, key: key).payload
+        let namespace = self.namespace, key = self.key
+        let notice = ChangeNotice.value(namespace: namespace, key: key).tag(database.configuration.keyEncryptionKey)
         try await database.write("delete a value", """
                 WITH gone AS (DELETE FROM coffer_values WHERE namespace = \(namespace) AND key = \(key) RETURNING 1)
                 SELECT pg_notify(\(CofferDatabase.changeChannel), \(notice)) FROM gone

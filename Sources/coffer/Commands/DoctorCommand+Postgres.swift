@@ -1,6 +1,7 @@
 import CofferAuthenticator
 import CofferPostgres
 import Foundation
+import Logging
 
 extension DoctorCommand {
     /// The postgres backend's checks, when it is configured (`COFFER_DATABASE_URL` set): the
@@ -47,11 +48,12 @@ extension DoctorCommand {
             default: report(.fail, "postgres schema", "version \(version.database), newer than this Coffer knows (\(version.known)): upgrade Coffer")
             }
             guard version.database == version.known else { return }
-            let key = try SyncBridge.run { try await database.keys.primaryKey(for: PostgresStorageClient.defaultKeyAlias) }
+            let client = try PostgresBackend.ownClient(database, logger: Logger(label: "coffer"))
+            let key = try SyncBridge.run { try await client.keys.primaryKey(for: client.keyAlias) }
             report(key == nil ? .note : .ok, "postgres key ring",
-                   key.map { "key \($0.id) of \(PostgresStorageClient.defaultKeyAlias) opens with this key-encryption key" }
-                       ?? "no key yet: the first coffer add makes one")
-            let client = PostgresStorageClient(database: database, owner: PostgresBackend.owner())
+                   key.map { "owner \(client.owner)'s own: key \($0.id) of \(client.keyAlias) opens with this key-encryption key" }
+                       ?? "owner \(client.owner) has no key ring of its own yet: the next command makes one (and moves any secrets "
+                       + "sealed under the shared ring to it)")
             let accounts = try SyncBridge.run {
                 let accounts = try await client.allAccounts()
                 for account in accounts { _ = try await client.mechanisms(of: account) }

@@ -11,8 +11,10 @@ import Logging
 ///   (`postgresql://user@/db?host=/run/postgresql` for a Unix socket).
 /// - `COFFER_DATABASE_KEK`: the key-encryption key: a file (default `keys/postgres.kek` in the
 ///   data directory, made with `coffer key new-kek`), or `keyring` for the OS keyring.
-/// - `COFFER_OWNER`: whose accounts (default: your login name). Owners share the database and
-///   see nothing of each other's.
+/// - `COFFER_OWNER`: whose accounts (default: your login name). Owners share the database; each
+///   has a key ring of its own, wrapped under its own key-encryption key, so one owner's key
+///   opens nothing of another's, and with row-level security (a database role per person, peer
+///   authentication) the database shows a role only its own rows.
 enum PostgresBackend {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
@@ -70,12 +72,30 @@ enum PostgresBackend {
         // does not end with an error of its own (a server that cannot be reached makes each
         // operation fail with `.unavailable` when its deadline passes, and that is reported).
         Task.detached { try? await database.run() }
-        let client = PostgresStorageClient(database: database, owner: owner(), logger: logger)
+        let client = try ownClient(database, logger: logger)
         // Up front: a database that cannot be reached or keys that do not open stop the
         // command here, instead of reads answering "nothing stored".
         _ = try SyncBridge.run { try await database.migrate() }
         try SyncBridge.run { try await client.verifyKeyRing() }
+        try adoptOwnKeyRing(client)
         return client
+    }
+
+    /// The owner's client, sealing under the owner's own key ring (wrapped under the
+    /// key-encryption key this user holds).
+    static func ownClient(_ database: CofferDatabase, logger: Logger) throws -> PostgresStorageClient {
+        try PostgresStorageClient(database: database, owner: owner(), keyEncryptionKey: database.configuration.keyEncryptionKey, logger: logger)
+    }
+
+    /// While the owner's ring has no key yet, moves secrets sealed under the shared ring (by a
+    /// Coffer from before owners had rings of their own) into it, once.
+    static func adoptOwnKeyRing(_ client: PostgresStorageClient) throws {
+        guard try SyncBridge.run({ try await client.keys.primaryKey(for: client.keyAlias) }) == nil else { return }
+        let moved = try SyncBridge.run { try await client.moveToOwnKeyRing() }
+        if moved > 0 {
+            StandardStreams.note("coffer: \(moved) secret(s) of owner \(client.owner) moved from the database's shared key ring to a key ring "
+                + "of the owner's own, under your key-encryption key")
+        }
     }
 
     /// Stops a command whose reads failed in the database (it went away, a key would not open):
