@@ -91,12 +91,16 @@ struct PostgresOwnerSeparationTests {
         defer { directory.remove() }
         let url = try await TestPostgres.freshDatabase()
         let suffix = UUID().uuidString.prefix(8).lowercased()
-        let (alice, mallory) = ("alice_\(suffix)", "mallory_\(suffix)")
-        // The instance (here the superuser) migrates and owns the tables; people's roles are
-        // granted them, as the README says.
-        try await TestPostgres.running(try TestPostgres.database(url)) { _ in }
+        let (owner, app, alice, mallory) = ("owner_\(suffix)", "app_\(suffix)", "alice_\(suffix)", "mallory_\(suffix)")
+        func connectAs(_ role: String) -> String { url.replacingOccurrences(of: "postgres@", with: "\(role)@") }
+        // A role that is not a superuser migrates and so owns the tables; an instance's role is a
+        // member of it; people's roles are granted the tables, as the README says.
         try await TestPostgres.psql(url, """
-            CREATE ROLE \(alice) LOGIN; CREATE ROLE \(mallory) LOGIN;
+            CREATE ROLE \(owner) LOGIN; CREATE ROLE \(app) LOGIN IN ROLE \(owner);
+            CREATE ROLE \(alice) LOGIN; CREATE ROLE \(mallory) LOGIN; GRANT CREATE, USAGE ON SCHEMA public TO \(owner)
+            """)
+        try await TestPostgres.running(try TestPostgres.database(connectAs(owner))) { _ in }
+        try await TestPostgres.psql(connectAs(owner), """
             GRANT SELECT ON coffer_schema TO \(alice), \(mallory);
             GRANT SELECT, INSERT, UPDATE, DELETE ON coffer_keys, coffer_accounts, coffer_mechanisms, coffer_notifications, coffer_push_tokens
                 TO \(alice), \(mallory)
@@ -104,7 +108,7 @@ struct PostgresOwnerSeparationTests {
         func coffer(_ role: String, _ arguments: [String], input: String? = nil, owner: String, kek: String) async throws -> CofferProcess.Result {
             try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input,
                                         environment: ["COFFER_HOME": directory.appending(kek).path, "COFFER_BACKEND": "postgres",
-                                                      "COFFER_DATABASE_URL": url.replacingOccurrences(of: "postgres@", with: "\(role)@"),
+                                                      "COFFER_DATABASE_URL": connectAs(role),
                                                       "COFFER_OWNER": owner],
                                         removing: ["COFFER_DATABASE_KEK", "DBUS_SESSION_BUS_ADDRESS"])
         }
@@ -121,7 +125,7 @@ struct PostgresOwnerSeparationTests {
         #expect(list.status == 0 && list.stdout.hasPrefix("No accounts yet"), "\(list.stdout) \(list.stderr)")
         let add = try await coffer(mallory, ["add", "-"], input: "otpauth://totp/Evil:a?secret=\(Self.secret)\n", owner: alice, kek: "mallory")
         #expect(add.status == 1 && add.stderr.contains("42501"), "\(add.stderr)")
-        let malloryURL = url.replacingOccurrences(of: "postgres@", with: "\(mallory)@")
+        let malloryURL = connectAs(mallory)
         #expect(try await TestPostgres.psql(malloryURL, "SELECT count(*) FROM coffer_mechanisms") == "0")
         #expect(try await TestPostgres.psql(malloryURL, "SELECT count(*) FROM coffer_keys") == "0")
         #expect(try await TestPostgres.psql(malloryURL, "WITH gone AS (DELETE FROM coffer_accounts RETURNING 1) SELECT count(*) FROM gone") == "0")
@@ -129,8 +133,8 @@ struct PostgresOwnerSeparationTests {
         // Under its own name, Mallory's role works as usual.
         let own = try await coffer(mallory, ["add", "-"], input: "otpauth://totp/Mine:m?secret=\(Self.secret)\n", owner: mallory, kek: "mallory")
         #expect(own.status == 0, "\(own.stderr)")
-        // The tables' owner (the instance) sees both.
-        #expect(try await TestPostgres.psql(url, "SELECT count(*) FROM coffer_accounts") == "2")
+        // The tables' owner, and an instance's role that is a member of it, see both.
+        for role in [owner, app] { #expect(try await TestPostgres.psql(connectAs(role), "SELECT count(*) FROM coffer_accounts") == "2", "\(role)") }
     }
 
     @Test("3: secrets sealed under the shared ring (before owners had rings of their own) move to the owner's ring once, and read back")

@@ -29,7 +29,7 @@ struct PostgresBenchmark {
         var options = CofferDatabase.Configuration.Options()
         options.operationTimeout = .seconds(60)
         let database = try CofferDatabase(configuration: .init(url: url, keyEncryptionKey: kek, options: options), logger: logger)
-        var floorConfiguration = try url.clientConfiguration()
+        var floorConfiguration = try bareConfiguration(url)
         floorConfiguration.options.maximumConnections = options.maximumConnections
         let floor = PostgresClient(configuration: floorConfiguration, backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -204,10 +204,17 @@ struct PostgresBenchmark {
 
     // MARK: - Helpers
 
+    /// A bare postgres-nio configuration for `url`, from its public parts: the floor's client and
+    /// the admin connections (the throwaway cluster listens on a Unix socket only).
+    func bareConfiguration(_ url: PostgresConnectionURL) throws -> PostgresClient.Configuration {
+        guard let socket = url.socketPath else { throw BenchFailure("the benchmark's database must be on a Unix socket (scripts/bench starts one)") }
+        return PostgresClient.Configuration(unixSocketPath: socket, username: url.user, password: url.password, database: url.database)
+    }
+
     /// A new database for this run, on the server of ``adminURL``.
     func freshDatabase() async throws -> PostgresConnectionURL {
         let admin = try PostgresConnectionURL(adminURL)
-        let client = PostgresClient(configuration: try admin.clientConfiguration(), backgroundLogger: logger)
+        let client = PostgresClient(configuration: try bareConfiguration(admin), backgroundLogger: logger)
         let name = "coffer_bench_\(UInt32.random(in: 0...UInt32.max))"
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -220,7 +227,7 @@ struct PostgresBenchmark {
     /// Runs `body` with a database instance whose connections commit without waiting for the
     /// disk (`synchronous_commit = off`, for seeding only); measurements use the durable default.
     func withoutSynchronousCommit(_ url: PostgresConnectionURL, _ body: (CofferDatabase) async throws -> Void) async throws {
-        let admin = PostgresClient(configuration: try url.clientConfiguration(), backgroundLogger: logger)
+        let admin = PostgresClient(configuration: try bareConfiguration(url), backgroundLogger: logger)
         var options = CofferDatabase.Configuration.Options()
         options.operationTimeout = .seconds(120)
         options.listensForChanges = false
