@@ -55,7 +55,11 @@ static struct {
     const char *(*value_get)(void *, size_t *);
     void (*value_unref)(void *);
     void *(*bus_get_sync)(int, void *, GErrorABI **);
-    const char *(*connection_get_guid)(void *);
+    void *(*connection_call_sync)(void *, const char *, const char *, const char *, const char *, void *, const void *, int, int,
+                                  void *, GErrorABI **);
+    void *(*variant_get_child_value)(void *, size_t);
+    const char *(*variant_get_string)(void *, size_t *);
+    void (*variant_unref)(void *);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -121,7 +125,10 @@ static void load_library(void) {
     BIND(value_get, "secret_value_get");
     BIND(value_unref, "secret_value_unref");
     BIND(bus_get_sync, "g_bus_get_sync");
-    BIND(connection_get_guid, "g_dbus_connection_get_guid");
+    BIND(connection_call_sync, "g_dbus_connection_call_sync");
+    BIND(variant_get_child_value, "g_variant_get_child_value");
+    BIND(variant_get_string, "g_variant_get_string");
+    BIND(variant_unref, "g_variant_unref");
 }
 
 const char *coffer_secret_load(void) {
@@ -223,16 +230,24 @@ int coffer_secret_default_collection_state(void *cancellable, coffer_secret_erro
     return state;
 }
 
-int coffer_secret_bus_guid(void *cancellable, char **guid, coffer_secret_error *error) {
+int coffer_secret_bus_id(void *cancellable, char **id, coffer_secret_error *error) {
     const char *failure = coffer_secret_load();
     if (failure) return static_error(failure, error);
     GErrorABI *gerror = NULL;
     void *connection = api.bus_get_sync(2 /* G_BUS_TYPE_SESSION */, cancellable, &gerror);
     if (!connection) return take_error(gerror, error);
-    const char *found = api.connection_get_guid(connection);
-    *guid = found ? strdup(found) : NULL;
+    // org.freedesktop.DBus.GetId: the bus's own id, shared by every address it listens on (the
+    // connection's GUID is the address's, and differs between two addresses of one bus).
+    void *reply = api.connection_call_sync(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                           "GetId", NULL, NULL, 0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
     api.object_unref(connection);
-    return *guid ? COFFER_SECRET_OK : static_error("the session bus gave no GUID", error);
+    if (!reply) return take_error(gerror, error);
+    void *value = api.variant_get_child_value(reply, 0);
+    const char *found = value ? api.variant_get_string(value, NULL) : NULL;
+    *id = found ? strdup(found) : NULL;
+    if (value) api.variant_unref(value);
+    api.variant_unref(reply);
+    return *id ? COFFER_SECRET_OK : static_error("the session bus gave no id", error);
 }
 
 int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attribute_count, const char *label,

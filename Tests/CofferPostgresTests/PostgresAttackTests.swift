@@ -92,39 +92,27 @@ struct PostgresAttackTests {
 
     @Test("display names a database user set to escape sequences and forged lines are printed escaped; rename refuses control characters")
     func escapedNames() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let url = try await TestPostgres.freshDatabase()
-        let environment = ["COFFER_HOME": directory.appending("home").path, "COFFER_DATABASE_URL": url, "COFFER_BACKEND": "postgres"]
-        func coffer(_ arguments: [String], input: String? = nil) async throws -> CofferProcess.Result {
-            try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input, environment: environment,
-                                        removing: ["COFFER_DATABASE_KEK", "COFFER_OWNER", "DBUS_SESSION_BUS_ADDRESS"])
-        }
-        #expect(try await coffer(["key", "new-kek"]).status == 0)
-        #expect(try await coffer(["add", "-"], input: "otpauth://totp/Bank:bob?secret=\(Self.secret)\n").status == 0)
+        let tool = try await Tool()
+        defer { tool.directory.remove() }
+        let url = tool.url
+        #expect(try await tool.coffer(["add", "-"], input: "otpauth://totp/Bank:bob?secret=\(Self.secret)\n").status == 0)
         try await TestPostgres.psql(url, "UPDATE coffer_accounts SET display_issuer = E'Evil\\x1b[2J\\nForged: line'")
         for command in [["list"], ["code"]] {
-            let output = try await coffer(command).stdout
+            let output = try await tool.coffer(command).stdout
             #expect(!output.contains("\u{1B}") && !output.contains("\nForged"), "\(command): \(output)")
             #expect(output.contains("Evil\\u{1b}[2J\\u{a}Forged: line"), "\(command): \(output)")
         }
-        let rename = try await coffer(["rename", "Bank:bob", "--issuer", "a\u{1B}[31mb"])
+        let rename = try await tool.coffer(["rename", "Bank:bob", "--issuer", "a\u{1B}[31mb"])
         #expect(rename.status == 1 && rename.stderr.contains("control characters"), "\(rename.stderr)")
     }
 
     @Test("5: a locking policy and a changed mechanism_uuid set by a database user are printed escaped by list, code and doctor")
     func escapedPolicyAndIDs() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let url = try await TestPostgres.freshDatabase()
-        let environment = ["COFFER_HOME": directory.appending("home").path, "COFFER_DATABASE_URL": url, "COFFER_BACKEND": "postgres"]
-        func coffer(_ arguments: [String], input: String? = nil) async throws -> CofferProcess.Result {
-            try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input, environment: environment,
-                                        removing: ["COFFER_DATABASE_KEK", "COFFER_OWNER", "DBUS_SESSION_BUS_ADDRESS"])
-        }
-        #expect(try await coffer(["key", "new-kek"]).status == 0)
-        #expect(try await coffer(["add", "-"], input: "otpauth://totp/Bank:bob?secret=\(Self.secret)\n").status == 0)
-        #expect(try await coffer(["add", "-"], input: "otpauth://totp/Mail:bob?secret=\(Self.secret)\n").status == 0)
+        let tool = try await Tool()
+        defer { tool.directory.remove() }
+        let url = tool.url
+        #expect(try await tool.coffer(["add", "-"], input: "otpauth://totp/Bank:bob?secret=\(Self.secret)\n").status == 0)
+        #expect(try await tool.coffer(["add", "-"], input: "otpauth://totp/Mail:bob?secret=\(Self.secret)\n").status == 0)
         try await TestPostgres.psql(url, """
             UPDATE coffer_accounts SET is_locked = true, locking_policy = E'p\\x1b]0;owned\\x07\\x1b[2J' WHERE issuer = 'Bank';
             ALTER TABLE coffer_mechanisms DROP CONSTRAINT coffer_mechanisms_owner_issuer_account_name_fkey;
@@ -132,7 +120,7 @@ struct PostgresAttackTests {
             """)
         var seen = ""
         for command in [["list"], ["list", "--json"], ["code"], ["code", "bank"], ["doctor"]] {
-            let result = try await coffer(command)
+            let result = try await tool.coffer(command)
             for text in [result.stdout, result.stderr] {
                 let raw = text.unicodeScalars.filter { TerminalText.isControl($0) && $0 != "\n" && $0 != "\t" }
                 #expect(raw.isEmpty, "\(command): \(raw.map { String($0.value, radix: 16) })")
@@ -141,6 +129,25 @@ struct PostgresAttackTests {
         }
         #expect(seen.contains("by the policy 'p\\u{1b}]0;owned\\u{7}"), "\(seen)")
         #expect(seen.contains("u\\u{1b}]0;owned\\u{7}\\u{202e}"), "\(seen)")
+    }
+
+    /// A fresh database and data directory, and the tool on them (`--backend postgres` by the
+    /// environment) with a key-encryption key made.
+    struct Tool {
+        let directory = TemporaryDirectory()
+        let url: String
+
+        init() async throws {
+            url = try await TestPostgres.freshDatabase()
+            #expect(try await coffer(["key", "new-kek"]).status == 0)
+        }
+
+        @Sendable func coffer(_ arguments: [String], input: String? = nil) async throws -> CofferProcess.Result {
+            try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input,
+                                        environment: ["COFFER_HOME": directory.appending("home").path, "COFFER_DATABASE_URL": url,
+                                                      "COFFER_BACKEND": "postgres"],
+                                        removing: ["COFFER_DATABASE_KEK", "COFFER_OWNER", "DBUS_SESSION_BUS_ADDRESS"])
+        }
     }
 
     @Test("a key-encryption key file of 200 MB is refused unread")

@@ -99,7 +99,10 @@ struct PostgresOwnerSeparationTests {
             CREATE ROLE \(owner) LOGIN; CREATE ROLE \(app) LOGIN IN ROLE \(owner);
             CREATE ROLE \(alice) LOGIN; CREATE ROLE \(mallory) LOGIN; GRANT CREATE, USAGE ON SCHEMA public TO \(owner)
             """)
-        try await TestPostgres.running(try TestPostgres.database(connectAs(owner))) { _ in }
+        // The instances' shared ring has a key (the values' alias), which other roles may read.
+        try await TestPostgres.running(try TestPostgres.database(connectAs(owner))) { database in
+            _ = try await database.keys.createKey(for: "org.coffer.postgres.values")
+        }
         try await TestPostgres.psql(connectAs(owner), """
             GRANT SELECT ON coffer_schema TO \(alice), \(mallory);
             GRANT SELECT, INSERT, UPDATE, DELETE ON coffer_keys, coffer_accounts, coffer_mechanisms, coffer_notifications, coffer_push_tokens
@@ -127,8 +130,17 @@ struct PostgresOwnerSeparationTests {
         #expect(add.status == 1 && add.stderr.contains("42501"), "\(add.stderr)")
         let malloryURL = connectAs(mallory)
         #expect(try await TestPostgres.psql(malloryURL, "SELECT count(*) FROM coffer_mechanisms") == "0")
-        #expect(try await TestPostgres.psql(malloryURL, "SELECT count(*) FROM coffer_keys") == "0")
+        #expect(try await TestPostgres.psql(malloryURL, "SELECT count(*) FROM coffer_keys WHERE owner <> ''") == "0", "none of Alice's ring")
         #expect(try await TestPostgres.psql(malloryURL, "WITH gone AS (DELETE FROM coffer_accounts RETURNING 1) SELECT count(*) FROM gone") == "0")
+        // The shared ring: readable, never deleted, moved or changed by such a role (review finding 3).
+        #expect(try await TestPostgres.psql(malloryURL, "SELECT count(*) FROM coffer_keys WHERE owner = ''") == "1")
+        #expect(try await TestPostgres.psql(malloryURL, "WITH gone AS (DELETE FROM coffer_keys WHERE owner = '' RETURNING 1) SELECT count(*) FROM gone") == "0")
+        #expect(try await TestPostgres.psql(malloryURL, """
+            WITH moved AS (UPDATE coffer_keys SET owner = '\(mallory)' WHERE owner = '' RETURNING 1) SELECT count(*) FROM moved
+            """) == "0")
+        #expect(try await TestPostgres.psql(malloryURL, """
+            WITH changed AS (UPDATE coffer_keys SET wrapped = 'x' WHERE owner = '' RETURNING 1) SELECT count(*) FROM changed
+            """) == "0")
         #expect(try await Self.snapshot(url) == before, "nothing of Alice's changed")
         // Under its own name, Mallory's role works as usual.
         let own = try await coffer(mallory, ["add", "-"], input: "otpauth://totp/Mine:m?secret=\(Self.secret)\n", owner: mallory, kek: "mallory")

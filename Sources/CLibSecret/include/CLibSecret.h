@@ -84,10 +84,10 @@ int coffer_secret_count(const coffer_secret_attribute *attributes, size_t attrib
 /// Locks the default collection (used by tests and `coffer doctor`).
 int coffer_secret_lock_default(void *cancellable, coffer_secret_error *error);
 
-/// The GUID of the session bus the Secret Service is reached on (the bus daemon's own id, the
-/// same for every process connected to it however its address was spelled). Free *guid with
-/// free().
-int coffer_secret_bus_guid(void *cancellable, char **guid, coffer_secret_error *error);
+/// The id of the session bus the Secret Service is reached on (org.freedesktop.DBus.GetId: the
+/// bus daemon's own id, the same for every process connected to it, whichever of its addresses
+/// and however spelled). Free *id with free().
+int coffer_secret_bus_id(void *cancellable, char **id, coffer_secret_error *error);
 
 /// Drops libsecret's cached connection so the next call connects afresh (after the provider
 /// went away and came back, for example).

@@ -33,6 +33,9 @@ extension AuthenticatorError: LocalizedError {
         case let .duplicateMechanism(type, issuer, accountName):
             return "\(issuer) / \(accountName) already has a \(type.rawValue.uppercased()) mechanism; remove it before adding another."
         case .notFound(let what): return "\(what) is not stored."
+        case let .accountLocked(issuer, accountName, policy) where policy == StorageMigration.movingPolicy:
+            return "\(issuer) / \(accountName) is being moved by a migration, and gives no codes here until the move ends; its "
+                + "codes come from the store it is moving from. If the migration was interrupted, run it again."
         case let .accountLocked(issuer, accountName, policy):
             return "\(issuer) / \(accountName) is locked\(policy.map { " by the policy '\($0)'" } ?? ""); unlock it first."
         case .notAnOathMechanism: return "Only HOTP and TOTP mechanisms generate codes."

@@ -2,6 +2,10 @@ import Foundation
 
 /// Moves everything from one ``StorageClient`` to another, verifying before removing.
 public enum StorageMigration {
+    /// The locking policy an account's copy in the target holds while it is being moved: it
+    /// issues no code until the source has let go of the account (see ``move(from:to:)``).
+    public static let movingPolicy = "coffer-migration"
+
     /// What a migration moved.
     public struct Report: Sendable, Equatable {
         /// Accounts moved.
@@ -36,21 +40,28 @@ public enum StorageMigration {
         case verificationFailed(String)
         /// Removing from the source failed after the copy was verified: both hold the data now.
         case sourceCleanupFailed(String)
+        /// The account moved, but its copy in the target could not be unlocked: it stays locked
+        /// (``StorageMigration/movingPolicy``) until a migration runs again.
+        case unlockFailed(String)
 
         /// What went wrong, what was left where, and what to do before migrating again.
         public var errorDescription: String? {
             switch self {
             case let .unreadableSource(count, records):
-                let listed = records.prefix(5).map { "\n  \($0)" }.joined()
+                let listed = records.prefix(5).joined(separator: "; ") + (count > 5 ? "; …" : "")
                 return "\(count) record(s) of the source cannot be read, so nothing was moved (moving the rest and removing "
-                    + "the accounts would delete them):\(listed)\nRestore the key or the records first, then migrate again."
+                    + "the accounts would delete them): \(listed). Restore the key or the records first, then migrate again."
             case .targetNotEmpty(let accounts):
                 return "The target already holds \(accounts.prefix(5).joined(separator: ", ")), different from the source; "
                     + "nothing was removed from the source. Remove them there first."
             case .writeFailed(let what): return "Could not write \(what) to the target; nothing was removed from the source."
             case .verificationFailed(let what): return "\(what) reads back differently from the target; nothing was removed from the source."
             case .sourceCleanupFailed(let what):
-                return "Everything was copied and verified, but \(what) could not be removed from the source: both hold it now."
+                return "Everything was copied and verified, but \(what) could not be removed from the source: both hold it now. "
+                    + "The target's copy stays locked until the migration is run again."
+            case .unlockFailed(let what):
+                return "\(what) moved, but its copy could not be unlocked in the target, so it issues no codes yet; run the "
+                    + "migration again to unlock it."
             }
         }
     }
@@ -73,6 +84,12 @@ public enum StorageMigration {
     ///   token, notifications,
     ///   then mechanisms, then an account once it owns nothing more. Nothing is removed by
     ///   cascade.
+    /// - No HOTP code is issued twice, even by a process that uses the target while the move runs:
+    ///   the target's copy of an account is locked (``movingPolicy``) from before its first
+    ///   mechanism is written until the source has removed the account, and a mechanism leaves
+    ///   the source only if its counter is unchanged (else the target's counter is raised to the
+    ///   source's first). Until then, codes come from the source. A copy left locked by a
+    ///   migration that was cut short after the source let go is unlocked by the next one.
     public static func move(from source: any StorageClient, to target: any StorageClient) throws(Failure) -> Report {
         let diagnostics = source as? any StorageClientDiagnostics
         let unreadableBefore = diagnostics?.unreadableRecordCount ?? 0
@@ -82,6 +99,13 @@ public enum StorageMigration {
         if let diagnostics, diagnostics.unreadableRecordCount > unreadableBefore {
             throw .unreadableSource(count: diagnostics.unreadableRecordCount - unreadableBefore,
                                     records: Array(diagnostics.unreadableRecords.suffix(diagnostics.unreadableRecordCount - unreadableBefore)))
+        }
+
+        // Accounts an earlier migration moved but could not unlock (the source no longer holds
+        // them): the move is over, so they may issue codes again.
+        let moving = Set(plan.map { $0.0.identifier })
+        for stuck in target.getAllAccounts() where stuck.lockingPolicy == movingPolicy && !moving.contains(stuck.identifier) {
+            try unlockMoved(stuck, in: target)
         }
 
         let token = source.getPushDeviceToken()
@@ -97,9 +121,18 @@ public enum StorageMigration {
         var resumed: Set<String> = []
         for (account, mechanisms) in plan {
             let title = "\(account.issuer): \(account.accountName)"
+            // The target's copy issues no code before the source lets go of the account.
+            let guarded = lockedForMove(account)
             if let existing = target.getAccount(accountIdentifier: account.identifier) {
-                guard existing == account else { throw .targetNotEmpty([title]) }
-            } else if !target.setAccount(account: account) {
+                guard existing == account || existing == guarded else { throw .targetNotEmpty([title]) }
+                if existing != guarded {
+                    do {
+                        try target.updateAccount(accountIdentifier: account.identifier) { $0 = guarded }
+                    } catch {
+                        throw .writeFailed("the account \(title) (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
+                    }
+                }
+            } else if !target.setAccount(account: guarded) {
                 throw .writeFailed("the account \(title)")
             }
             for (mechanism, notifications) in mechanisms {
@@ -128,7 +161,7 @@ public enum StorageMigration {
             throw .verificationFailed("The push device token")
         }
         for (account, mechanisms) in plan {
-            guard target.getAccount(accountIdentifier: account.identifier) == account else {
+            guard target.getAccount(accountIdentifier: account.identifier) == lockedForMove(account) else {
                 throw .verificationFailed("The account \(account.issuer): \(account.accountName)")
             }
             for (mechanism, notifications) in mechanisms {
@@ -163,6 +196,7 @@ public enum StorageMigration {
                     throw .sourceCleanupFailed("the account \(title)")
                 }
             }
+            try unlockMoved(account, in: target)
             report.accounts += 1
         }
         return report
@@ -188,6 +222,30 @@ public enum StorageMigration {
             expected = current
         }
         throw .sourceCleanupFailed("a mechanism of \(title) (codes kept being issued from it during the migration)")
+    }
+
+    /// `account` as its copy in the target is while it moves: locked under ``movingPolicy``,
+    /// unless it is locked already (under its own policy, which it keeps).
+    private static func lockedForMove(_ account: Account) -> Account {
+        guard !account.isLocked else { return account }
+        var locked = account
+        locked.isLocked = true
+        locked.lockingPolicy = movingPolicy
+        return locked
+    }
+
+    /// Unlocks the target's copy of `account` if the move locked it (a lock set since, under
+    /// another policy, is kept).
+    private static func unlockMoved(_ account: Account, in target: any StorageClient) throws(Failure) {
+        do {
+            try target.updateAccount(accountIdentifier: account.identifier) { copy in
+                guard copy.lockingPolicy == movingPolicy else { return }
+                copy.isLocked = false
+                copy.lockingPolicy = nil
+            }
+        } catch {
+            throw .unlockFailed("The account \(account.issuer): \(account.accountName)")
+        }
     }
 
     /// Moves the target's HOTP counter up to at least `counter`, one atomic advance at a time,

@@ -78,9 +78,12 @@ enum PostgresSchema {
             "CREATE POLICY coffer_own_rows ON \(table) USING (owner = current_user) WITH CHECK (owner = current_user)",
         ] } + [
             "ALTER TABLE coffer_keys ENABLE ROW LEVEL SECURITY",
-            // The shared ring is readable (it opens only with the instances' key-encryption key);
-            // keys are written only into the role's own ring.
-            "CREATE POLICY coffer_own_keys ON coffer_keys USING (owner = '' OR owner = current_user) WITH CHECK (owner = current_user)",
+            // The shared ring is readable (it opens only with the instances' key-encryption key),
+            // never changed, moved or deleted by such a role: it writes only its own ring.
+            "CREATE POLICY coffer_read_keys ON coffer_keys FOR SELECT USING (owner = '' OR owner = current_user)",
+            "CREATE POLICY coffer_add_keys ON coffer_keys FOR INSERT WITH CHECK (owner = current_user)",
+            "CREATE POLICY coffer_change_keys ON coffer_keys FOR UPDATE USING (owner = current_user) WITH CHECK (owner = current_user)",
+            "CREATE POLICY coffer_remove_keys ON coffer_keys FOR DELETE USING (owner = current_user)",
         ]),
     ]
 

@@ -17,13 +17,14 @@ package enum TerminalText {
         }
     }
 
-    /// `text` with every character ``isControl(_:)`` finds written as `\u{…}`; with
-    /// `keepingLineBreaks`, line feeds and tabs are kept (for whole lines of output).
-    package static func escaped(_ text: String, keepingLineBreaks: Bool = false) -> String {
+    /// `text` with every character ``isControl(_:)`` finds written as `\u{…}`, line feeds and
+    /// tabs included: a name, an id or an error that quotes one stays on its line and cannot
+    /// forge the next.
+    package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            if isControl(scalar), !(keepingLineBreaks && (scalar == "\n" || scalar == "\t")) {
+            if isControl(scalar) {
                 result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16))}".unicodeScalars)
             } else {
                 result.append(scalar)

@@ -9,6 +9,14 @@ extension DoctorCommand {
     /// removed.
     func checkKeyringAccounts(_ report: (Outcome, String, String) -> Void) {
         guard SecretService.libraryProblem == nil, SecretService(timeout: .seconds(3)).usabilityProblem() == nil else { return }
+        // Where every shell of yours on this session bus, whatever its environment, takes the
+        // keyring's lock.
+        do {
+            let lock = try SyncBridge.run { try await KeyringLock.named("org.coffer.authenticator", timeout: .seconds(3)) }
+            report(.ok, "keyring lock", lock.path)
+        } catch {
+            report(.fail, "keyring lock", error.localizedDescription)
+        }
         let client: KeychainStorageClient
         do {
             client = try KeychainStorageClient.make()

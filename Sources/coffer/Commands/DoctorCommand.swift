@@ -111,6 +111,7 @@ struct DoctorCommand: AsyncParsableCommand {
         } else {
             report(.note, "database", "no authenticator database yet")
         }
+        checkLibrarySearchPath(report)
         checkKeyringAccounts(report)
         checkPostgres(report)
         if failed { throw ExitCode.failure }

@@ -1,4 +1,5 @@
 import CofferAuthenticator
+import CofferStorage
 import Foundation
 
 /// Account names for shell completion (`coffer code <TAB>`).
@@ -18,6 +19,8 @@ enum AccountCompletion {
         guard let options = try? AuthenticatorOptions.parse(relevant), (try? options.backend()) == .sqlite,
               let titles = try? SQLiteStorageClient.accountTitles(inDatabaseAt: DefaultAuthenticatorStorage.databaseURL(in: options.data.directory).path)
         else { return [] }
-        return titles.filter { prefix.isEmpty || $0.lowercased().hasPrefix(prefix.lowercased()) }.sorted()
+        // Escaped as everything the tool prints: the shell shows the candidates, and a name with a
+        // line feed would be two of them.
+        return titles.map { TerminalText.escaped($0) }.filter { prefix.isEmpty || $0.lowercased().hasPrefix(prefix.lowercased()) }.sorted()
     }
 }

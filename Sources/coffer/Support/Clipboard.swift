@@ -75,7 +75,9 @@ enum Clipboard {
         }
         let status = try Subprocess.run(program, arguments, input: Data(text.utf8))
         guard status == 0 else { throw CommandFailure("\(program) failed (exit status \(status)); nothing was copied") }
-        try Subprocess.detach(CommandLine.arguments[0], ["clipboard-clear", "--tool", tool.rawValue, "--after", String(clearAfter)],
+        // This very binary (by /proc/self/exe), never a `coffer` looked up by name again.
+        guard let binary = Subprocess.runningBinary else { throw CommandFailure("cannot find this program's own file to clear the clipboard later") }
+        try Subprocess.detach(binary, ["clipboard-clear", "--tool", tool.rawValue, "--after", String(clearAfter)],
                               environment: ["COFFER_CLIPBOARD_DIGEST": digest(text)])
     }
 

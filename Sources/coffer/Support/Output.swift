@@ -6,15 +6,17 @@ import Foundation
 // can put terminal escape sequences, C1 controls or bidirectional overrides on the screen.
 //
 // This module's `print` shadows the standard library's: every `print(…)` in the tool escapes
-// what it prints (keeping line feeds and tabs). The few places that must send the terminal a
+// what it prints, line feeds and tabs included (each call prints one line, and nothing quoted in
+// it can start another: a line read from the tool's output is the line the tool meant). The
+// few places that must send the terminal a
 // control sequence of the tool's own (hiding the cursor, redrawing `--watch`, drawing a QR
 // code, OSC 52) call ``StandardStreams/control(_:)``; JSON goes through ``JSONOutput``.
 
 /// Prints `items` like the standard library's `print`, with control, format and separator
-/// characters escaped (``TerminalText/escaped(_:keepingLineBreaks:)``).
+/// characters escaped (``TerminalText/escaped(_:)``); only `terminator` ends the line.
 func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
     let text = items.map { "\($0)" }.joined(separator: separator)
-    Swift.print(TerminalText.escaped(text, keepingLineBreaks: true), terminator: terminator)
+    Swift.print(TerminalText.escaped(text), terminator: terminator)
 }
 
 extension StandardStreams {

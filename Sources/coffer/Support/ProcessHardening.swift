@@ -17,6 +17,9 @@ import Foundation
 ///
 /// Helper programs are found by ``Subprocess/find(_:)`` in trusted `PATH` entries only.
 enum ProcessHardening {
+    /// What the tool dropped from `LD_LIBRARY_PATH` before starting itself again.
+    static let droppedVariable = "COFFER_DROPPED_LIBRARY_PATH"
+
     static func start() {
         let environment = ProcessInfo.processInfo.environment
         if let search = environment["LD_LIBRARY_PATH"] {
@@ -26,9 +29,11 @@ enum ProcessHardening {
                 // The loader read the old value at start: begin again with the cleaned one, by the
                 // binary's own path (so `ps` still says coffer). Should that fail, go on: nothing
                 // has been loaded from the search path yet.
-                if let binary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-                    execv(binary, CommandLine.unsafeArgv)
-                }
+                // `coffer doctor` reports what was dropped: the loader took the libraries the tool
+                // links from it before the tool started.
+                setenv(droppedVariable, search.split(separator: ":", omittingEmptySubsequences: false)
+                    .filter { !TrustedSearchPath.isTrustedDirectory(String($0)) }.joined(separator: ":"), 1)
+                if let binary = Subprocess.runningBinary { execv(binary, CommandLine.unsafeArgv) }
             }
         }
         if coffer_harden_process() != 0 {

@@ -101,8 +101,8 @@ enum StandardStreams {
     }
 
     /// Writes one line to standard error, escaped as everything the tool prints is (see
-    /// `Output.swift`). A failure is ignored: there is nowhere left to say it.
+    /// `Output.swift`), so it stays one line. A failure is ignored: there is nowhere left to say it.
     static func note(_ line: String) {
-        try? FileHandle.standardError.write(contentsOf: Data((TerminalText.escaped(line, keepingLineBreaks: true) + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((TerminalText.escaped(line) + "\n").utf8))
     }
 }

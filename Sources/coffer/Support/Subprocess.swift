@@ -68,7 +68,14 @@ enum Subprocess {
 
     /// Starts `executable` in a session of its own, with no terminal and its standard streams
     /// on /dev/null, and does not wait for it.
+    /// The running binary's own file (`/proc/self/exe`), or `nil`.
+    static var runningBinary: String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    }
+
+    /// Starts `executable` (an absolute path) detached, in a session of its own.
     static func detach(_ executable: String, _ arguments: [String], environment extra: [String: String]) throws {
+        guard executable.hasPrefix("/") else { throw CommandFailure("will not start \(executable): not an absolute path") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -77,7 +84,7 @@ enum Subprocess {
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID
-        let path = executable.contains("/") ? executable : (find(executable) ?? executable)
+        let path = executable
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let variables = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]

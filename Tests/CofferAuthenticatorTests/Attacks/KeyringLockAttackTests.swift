@@ -24,9 +24,19 @@ struct KeyringLockAttackTests {
                                     removing: ["COFFER_PASSWORD"])
     }
 
-    func addHOTP(_ home: URL, issuer: String, counter: Int = 0) async throws {
-        let added = try await keyring(home, ["add", "-"], input: "otpauth://hotp/\(issuer):bob?secret=\(secret)&issuer=\(issuer)&counter=\(counter)\n")
-        try #require(added.status == 0, "\(added.stderr)")
+    /// Runs `body` with a fresh data directory and a HOTP account (at `counter`) in the keyring
+    /// under an issuer no other test uses, holding the suite's lock on the tool's keyring
+    /// accounts (`coffer migrate` moves all of them).
+    func withKeyringAccount(_ label: String, counter: Int = 0, _ body: (TemporaryDirectory, String) async throws -> Void) async throws {
+        try await SharedKeyringAccounts.exclusively {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let issuer = "\(label)\(UUID().uuidString.prefix(8))"
+            let added = try await keyring(directory.url, ["add", "-"],
+                                          input: "otpauth://hotp/\(issuer):bob?secret=\(secret)&issuer=\(issuer)&counter=\(counter)\n")
+            try #require(added.status == 0, "\(added.stderr)")
+            try await body(directory, issuer)
+        }
     }
 
     func hotp(_ counter: UInt64) throws -> String {
@@ -35,11 +45,7 @@ struct KeyringLockAttackTests {
 
     @Test("1: a code issued from the keyring while migrate removes the mechanism is never issued again from SQLite")
     func migrateRacingCode() async throws {
-        try await SharedKeyringAccounts.exclusively {
-            let directory = TemporaryDirectory()
-            defer { directory.remove() }
-            let issuer = "Move\(UUID().uuidString.prefix(8))"
-            try await addHOTP(directory.url, issuer: issuer, counter: 5)
+        try await withKeyringAccount("Move", counter: 5) { directory, issuer in
             let source = try KeychainStorageClient.make(logger: Logger(label: "fifth-round"))
             let target = try SQLiteStorageClient(path: directory.appending("target.sqlite").path,
                                                  encryptor: AESGCMEncryptor(keyAlias: "a", keyStore: MemoryKeyStore()))
@@ -69,11 +75,7 @@ struct KeyringLockAttackTests {
 
     @Test("4: remove racing code: the removed mechanism is not written back into the keyring")
     func removeRacingCode() async throws {
-        try await SharedKeyringAccounts.exclusively {
-            let directory = TemporaryDirectory()
-            defer { directory.remove() }
-            let issuer = "Gone\(UUID().uuidString.prefix(8))"
-            try await addHOTP(directory.url, issuer: issuer)
+        try await withKeyringAccount("Gone") { directory, issuer in
             let client = try KeychainStorageClient.make(logger: Logger(label: "fifth-round"))
             let uuid = try #require(client.getAllAccounts().first { $0.issuer == issuer }.flatMap {
                 client.getMechanismsForAccount(account: $0).first?.mechanismUUID
@@ -99,11 +101,7 @@ struct KeyringLockAttackTests {
 
     @Test("4: a mechanism item without its account is reported by list and doctor, and doctor --repair brings the account back")
     func orphanedMechanism() async throws {
-        try await SharedKeyringAccounts.exclusively {
-            let directory = TemporaryDirectory()
-            defer { directory.remove() }
-            let issuer = "Orphan\(UUID().uuidString.prefix(8))"
-            try await addHOTP(directory.url, issuer: issuer)
+        try await withKeyringAccount("Orphan") { directory, issuer in
             // What the race used to leave: the account's item gone, the mechanism's still there.
             let removed = try await SecretService().clear(["service": "org.coffer.authenticator.account", "issuer": issuer])
             #expect(removed == 1)
@@ -121,16 +119,24 @@ struct KeyringLockAttackTests {
             #expect(try await keyring(directory.url, ["code", issuer, "--raw"]).stdout == (try hotp(0)) + "\n", "the secret was kept")
             #expect(try await keyring(directory.url, ["remove", issuer, "--yes"]).status == 0)
             #expect(try await SecretService().search(["service": "org.coffer.authenticator.mechanism", "issuer": issuer]).isEmpty)
+
+            // An orphan that does not open (junk under a mechanism's attributes) gets no account
+            // made up from its attributes (review finding 8); it stays reported.
+            let junk = ["service": "org.coffer.authenticator.mechanism", "uuid": "junk-\(issuer)", "issuer": "Junk\(issuer)",
+                        "accountName": "alice", "type": "totp"]
+            try await SecretService().store(Data("not sealed".utf8), attributes: junk, label: "junk", contentType: "application/octet-stream")
+            let notRepaired = try await keyring(directory.url, ["doctor", "--repair"])
+            #expect(!notRepaired.stdout.contains("added back"), "\(notRepaired.stdout)")
+            #expect(notRepaired.stdout.contains("FAIL  keyring accounts"), "\(notRepaired.stdout)")
+            #expect(!(try await keyring(directory.url, ["list"]).stdout.contains("Junk\(issuer)")))
+            #expect(try await SecretService().search(["service": "org.coffer.authenticator.account", "issuer": "Junk\(issuer)"]).isEmpty)
+            try await SecretService().clear(junk)
         }
     }
 
     @Test("4: a rename racing a lock keeps both (one read-compare-write under the lock)")
     func renameRacingLock() async throws {
-        try await SharedKeyringAccounts.exclusively {
-            let directory = TemporaryDirectory()
-            defer { directory.remove() }
-            let issuer = "Name\(UUID().uuidString.prefix(8))"
-            try await addHOTP(directory.url, issuer: issuer)
+        try await withKeyringAccount("Name") { directory, issuer in
             let client = try KeychainStorageClient.make(logger: Logger(label: "fifth-round"))
             let account = try #require(client.getAllAccounts().first { $0.issuer == issuer })
             // Between the lock's read and its write, `coffer rename` runs.
@@ -149,58 +155,75 @@ struct KeyringLockAttackTests {
         }
     }
 
-    @Test("2: the lock is the same file for a shell with another XDG_RUNTIME_DIR, HOME, XDG_DATA_HOME and working directory")
+    /// Holds the lock file `$1` from another process until `$SCRATCH/release-$2` appears, as a
+    /// shell of the user in the middle of a read-compare-write would (bash, for ``PrivateSession``).
+    static let holdLock = """
+        hold() { flock "$1" -c "touch '$SCRATCH/held-$2'; while [ ! -e '$SCRATCH/release-$2' ]; do sleep 0.05; done" & \
+                 while [ ! -e "$SCRATCH/held-$2" ]; do sleep 0.05; done; }
+        mkdir -p "$SCRATCH/run" "$SCRATCH/home2" "$SCRATCH/data" "$SCRATCH/cwd"
+        other() { (cd "$SCRATCH/cwd" && XDG_RUNTIME_DIR="$SCRATCH/run" HOME="$SCRATCH/home2" XDG_DATA_HOME="$SCRATCH/data" "$@"); }
+
+        """
+
+    @Test("2: the lock is the same file for a shell with another XDG_RUNTIME_DIR, HOME, XDG_DATA_HOME and working directory",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "needs flock(1) from util-linux"))
     func lockIgnoresEnvironment() async throws {
-        try await SharedKeyringAccounts.exclusively {
-            let directory = TemporaryDirectory()
-            defer { directory.remove() }
-            let issuer = "Env\(UUID().uuidString.prefix(8))"
-            try await addHOTP(directory.url, issuer: issuer)
-            let other = ["XDG_RUNTIME_DIR": directory.appending("run").path, "HOME": directory.appending("home").path,
-                         "XDG_DATA_HOME": directory.appending("data").path]
-            for path in other.values { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-            // This test holds the lock where the password database and the bus put it; the other
-            // shell's `coffer code` must wait for it.
-            let held = try HeldLock(try await Self.lockPath("org.coffer.authenticator"))
-            let racer = Racer { try await keyring(directory.url, ["code", issuer, "--raw"], environment: other) }
-            await racer.startOnce()
-            let finishedWhileHeld = await racer.result(within: .seconds(3)) != nil
-            held.release()
-            #expect(!finishedWhileHeld, "a shell with another environment issued a code without the lock")
-            let result = try #require(await racer.result())
-            let first = try hotp(0)
-            #expect(result.status == 0 && result.stdout == first + "\n", "\(result.stderr)")
-            _ = try await keyring(directory.url, ["remove", issuer, "--yes"])
-        }
+        // In a session of its own: the lock held here holds up no other test.
+        let result = try await PrivateSession.run(Self.holdLock + """
+            export COFFER_HOME="$SCRATCH/coffer" COFFER_BACKEND=keychain
+            printf 'otpauth://hotp/Env:bob?secret=\(secret)&issuer=Env&counter=0\\n' | "$COFFER" add - > /dev/null || exit 90
+            lock=$("$COFFER" doctor | sed -n 's/^ok    keyring lock: //p')
+            echo "lock $lock"
+            hold "$lock" code
+            other timeout 3 "$COFFER" code env --raw; echo "code while held: $?"
+            touch "$SCRATCH/release-code"; wait
+            other "$COFFER" code env --raw; echo "code after: $?"
+            keys="${lock%/*}/keys@${lock##*@}"
+            hold "$keys" keys
+            other timeout 3 "$STRESS" keyring-create-key org.coffer.tests.keylock; echo "key while held: $?"
+            touch "$SCRATCH/release-keys"; wait
+            other "$STRESS" keyring-create-key org.coffer.tests.keylock; echo "key after: $?"
+            """, keyring: true)
+        let home = try #require(getpwuid(geteuid())?.pointee.pw_dir.map { String(cString: $0) })
+        #expect(result.stdout.contains("lock \(home)/.local/share/coffer/locks/org.coffer.authenticator@"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("code while held: 124"), "a shell with another environment issued a code without the lock: \(result.stdout)")
+        #expect(result.stdout.contains("\(try hotp(0))\ncode after: 0"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("key while held: 124"), "a key was made in the keyring without the key store's lock: \(result.stdout)")
+        #expect(result.stdout.contains("key after: 0"), "\(result.stdout) \(result.stderr)")
     }
 
-    @Test("2: keys in the keyring are created under the same lock whatever the environment")
-    func keyLockIgnoresEnvironment() async throws {
+    @Test("2 (review): one bus listening on two addresses is one keyring, so one lock; codes through both are all distinct")
+    func busWithTwoAddresses() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let held = try HeldLock(try await Self.lockPath("keys"))
-        let alias = "org.coffer.tests.keylock.\(UUID().uuidString.prefix(8))"
-        // A second process creating the key of an alias, in a shell with another runtime dir.
-        let racer = Racer {
-            try await CofferProcess.run(executable: try CofferProcess.builtExecutable("coffer-stress"), ["keyring-create-key", alias],
-                                        environment: ["XDG_RUNTIME_DIR": directory.url.path, "HOME": directory.url.path])
-        }
-        await racer.startOnce()
-        let finishedWhileHeld = await racer.result(within: .seconds(3)) != nil
-        held.release()
-        #expect(!finishedWhileHeld, "a key was created in the keyring without the key store's lock")
-        let result = try #require(await racer.result())
-        #expect(result.status == 0, "\(result.stderr)")
-        try await SecretServiceKeyStore().deleteKeys(for: alias)
+        // The test session's configuration, listening on two sockets instead of one.
+        let standard = try String(contentsOf: PrivateSession.root.appendingPathComponent("scripts/dbus-session.conf"), encoding: .utf8)
+        let configuration = directory.appending("two-addresses.conf")
+        try Data(standard.replacingOccurrences(of: "<listen>unix:tmpdir=/tmp</listen>", with: """
+            <listen>unix:path=\(directory.appending("busA").path)</listen><listen>unix:path=\(directory.appending("busB").path)</listen>
+            """).utf8).write(to: configuration)
+        let perAddress = max(5, Self.codesPerProcess)
+        let result = try await PrivateSession.run("""
+            export COFFER_HOME="$SCRATCH/coffer" COFFER_BACKEND=keychain
+            printf 'otpauth://hotp/Two:bob?secret=\(secret)&issuer=Two&counter=0\\n' | "$COFFER" add - > /dev/null || exit 90
+            for bus in busA busB; do
+              echo "$bus $(DBUS_SESSION_BUS_ADDRESS="unix:path=\(directory.url.path)/$bus" "$COFFER" doctor | sed -n 's/^ok    keyring lock: //p')"
+            done
+            for bus in busA busB; do
+              (for i in $(seq \(perAddress)); do DBUS_SESSION_BUS_ADDRESS="unix:path=\(directory.url.path)/$bus" "$COFFER" code two --raw; done \
+                > "$SCRATCH/codes-$bus") &
+            done
+            wait
+            echo "codes $(cat "$SCRATCH"/codes-* | wc -l) distinct $(sort -u "$SCRATCH"/codes-* | wc -l)"
+            """, keyring: true, configuration: configuration, deadline: .seconds(180))
+        let locks = result.stdout.split(separator: "\n").filter { $0.hasPrefix("bus") }.map { $0.split(separator: " ").last.map(String.init) ?? "" }
+        #expect(locks.count == 2 && !locks[0].isEmpty && locks[0] == locks[1], "one lock through both addresses: \(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("codes \(2 * perAddress) distinct \(2 * perAddress)"), "\(result.stdout) \(result.stderr)")
     }
 
     @Test("2: four shells of one user with four environments, issuing HOTP codes at once: every code distinct")
     func shellsWithOtherEnvironments() async throws {
-        try await SharedKeyringAccounts.exclusively {
-            let directory = TemporaryDirectory()
-            defer { directory.remove() }
-            let issuer = "Shells\(UUID().uuidString.prefix(8))"
-            try await addHOTP(directory.url, issuer: issuer)
+        try await withKeyringAccount("Shells") { directory, issuer in
             let perProcess = Self.codesPerProcess
             let codes = try await withThrowingTaskGroup(of: [String].self) { group in
                 for shell in 0..<4 {
@@ -225,15 +248,6 @@ struct KeyringLockAttackTests {
             ReliabilityReport.record("R10", "4 shells of one user with 4 XDG_RUNTIME_DIRs issuing HOTP codes from the keyring",
                                      tried: "4 × \(perProcess) codes", outcome: "\(Set(codes).count) distinct of \(codes.count)")
         }
-    }
-
-    /// Where the lock `name` of this keyring must be: under the home directory the password
-    /// database names, after the session bus's GUID.
-    static func lockPath(_ name: String) async throws -> String {
-        let home = try #require(getpwuid(geteuid())?.pointee.pw_dir.map { String(cString: $0) })
-        let path = try await KeyringLock.named(name).path
-        #expect(path.hasPrefix(home + "/.local/share/coffer/locks/\(name)@"), "\(path)")
-        return path
     }
 }
 
@@ -275,19 +289,5 @@ final class Racer: Sendable {
     func result() async -> CofferProcess.Result? {
         guard let task = task.withLock({ $0 }) else { return nil }
         return try? await task.value
-    }
-}
-
-/// An exclusive `flock` that a test holds across awaits, as another process of the user would.
-final class HeldLock: Sendable {
-    private let fd: Int32
-
-    init(_ path: String) throws {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0, flock(fd, LOCK_EX) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    }
-
-    func release() {
-        close(fd)
     }
 }

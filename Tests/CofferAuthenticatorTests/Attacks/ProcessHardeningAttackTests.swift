@@ -94,6 +94,35 @@ struct ProcessHardeningAttackTests {
         }
     }
 
+    @Test("6 (review): the clipboard's clearing process is this binary, never a coffer found by name in the working directory")
+    func clearingProcessIsThisBinary() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let home = directory.appending("home").path
+        try #require(try await CofferProcess.run(executable: try CofferProcess.executable, ["add", "-"], input: Self.uri,
+                                                 environment: ["COFFER_HOME": home], removing: ["DBUS_SESSION_BUS_ADDRESS"]).status == 0)
+        // A clipboard tool in a trusted directory; coffer itself reached by name through a
+        // directory others can write to (so not trusted to find it again); a `coffer` planted
+        // in the working directory.
+        let tools = directory.appending("tools"), open = directory.appending("open"), plant = directory.appending("plant")
+        for folder in [tools, open, plant] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        chmod(open.path, 0o777)
+        try Data("#!/bin/sh\ncat > /dev/null\n".utf8).write(to: tools.appendingPathComponent("xclip"))
+        chmod(tools.appendingPathComponent("xclip").path, 0o755)
+        try FileManager.default.createSymbolicLink(at: open.appendingPathComponent("coffer"), withDestinationURL: try CofferProcess.executable)
+        let marker = directory.appending("planted-ran").path
+        try Data("#!/bin/sh\ntouch '\(marker)'\n".utf8).write(to: plant.appendingPathComponent("coffer"))
+        chmod(plant.appendingPathComponent("coffer").path, 0o755)
+        let copied = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/sh"), ["-c", "cd '\(plant.path)' && exec coffer code example --copy"],
+            environment: ["COFFER_HOME": home, "DISPLAY": ":97", "PATH": "\(tools.path):\(open.path):/usr/bin:/bin",
+                          "COFFER_CLIPBOARD_CLEAR_SECONDS": "1"],
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "WAYLAND_DISPLAY"])
+        #expect(copied.status == 0 && copied.stdout.contains("Copied the code"), "\(copied.stdout) \(copied.stderr)")
+        try await Task.sleep(for: .seconds(2))
+        #expect(!FileManager.default.fileExists(atPath: marker), "the planted coffer ran")
+    }
+
     @Test("6: libraries are never loaded from a relative, empty or writable LD_LIBRARY_PATH entry",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gcc"), "needs gcc to build the planted library"))
     func untrustedLibraryEntries() async throws {
@@ -121,6 +150,8 @@ struct ProcessHardeningAttackTests {
                 ["-c", "cd '\(directory.url.path)' && exec '\(try CofferProcess.executable.path)' doctor"],
                 environment: ["COFFER_HOME": directory.appending("home").path, "LD_LIBRARY_PATH": search])
             #expect(!FileManager.default.fileExists(atPath: mark), "LD_LIBRARY_PATH=\(search) loaded the planted library: \(result.stdout)")
+            // What the loader linked before the tool started came from there too: doctor says so.
+            #expect(result.stdout.contains("FAIL  library search path: LD_LIBRARY_PATH has entries"), "\(search): \(result.stdout)")
             try? FileManager.default.removeItem(atPath: mark)
         }
         // The variable itself still works for a directory of your own.

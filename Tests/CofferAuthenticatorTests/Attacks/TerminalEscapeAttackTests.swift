@@ -11,8 +11,9 @@ import Testing
 @Suite("Fifth round: nothing read from storage reaches a terminal raw")
 struct TerminalEscapeAttackTests {
     let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
-    /// A window title, a screen clear, a C1 CSI and a right-to-left override.
-    static let hostile = "p\u{1B}]0;owned\u{07}\u{1B}[2J\u{9B}31m\u{202E}x"
+    /// A window title, a screen clear, a C1 CSI, a right-to-left override, and a line feed that
+    /// would start a forged line.
+    static let hostile = "p\u{1B}]0;owned\u{07}\u{1B}[2J\u{9B}31m\u{202E}x\nFORGED line"
 
     func coffer(_ home: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws -> CofferProcess.Result {
         try await CofferProcess.run(executable: try CofferProcess.executable, arguments, input: input,
@@ -34,14 +35,19 @@ struct TerminalEscapeAttackTests {
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             try db.execute(sql: "UPDATE mechanism SET mechanismUUID = ? WHERE issuer = 'Mail'", arguments: [Self.hostile])
         }
+        try await database.write { db in
+            try db.execute(sql: "UPDATE account SET displayAccountName = ? WHERE issuer = 'Bank'", arguments: [Self.hostile])
+        }
         var seen: [String] = []
         for (arguments, environment) in [(["list"], [:]), (["list", "--json"], [:]), (["code"], [:]), (["code", "bank"], [:]),
                                           (["code", "--json"], [:]), (["show", "bank", "--uri"], [:]), (["doctor"], [:]),
-                                          (["code", "bank"], ["COFFER_LOG_LEVEL": "trace"]), (["list"], ["COFFER_LOG_LEVEL": "trace"])] {
+                                          (["code", "bank"], ["COFFER_LOG_LEVEL": "trace"]), (["list"], ["COFFER_LOG_LEVEL": "trace"]),
+                                          (["---completion", "code", "--", "positional@0", "2", "0", "code", ""], [:])] {
             let result = try await coffer(directory.url, arguments, input: "y\n", environment: environment)
             for (stream, text) in [("stdout", result.stdout), ("stderr", result.stderr)] {
                 let raw = text.unicodeScalars.filter { TerminalText.isControl($0) && $0 != "\n" && $0 != "\t" }
                 #expect(raw.isEmpty, "\(arguments) \(environment) \(stream): \(raw.map { String($0.value, radix: 16) })")
+                #expect(!text.split(separator: "\n").contains { $0.hasPrefix("FORGED") }, "\(arguments) \(stream): a line forged")
             }
             seen.append(result.stdout + result.stderr)
         }
@@ -49,6 +55,13 @@ struct TerminalEscapeAttackTests {
         #expect(everything.contains("by the policy 'p\\u{1b}]0;owned\\u{7}"), "the policy is shown, escaped")
         #expect(everything.contains("mechanism p\\u{1b}]0;owned"), "the changed id is shown, escaped")
         #expect(everything.contains("\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u202ex"), "JSON escapes every one of them")
+        // JSON escapes once: it decodes to the stored text (list and code alike).
+        struct Named: Decodable { let issuer: String; let accountName: String }
+        for arguments in [["list", "--json"], ["code", "--json"]] {
+            let json = try await coffer(directory.url, arguments).stdout
+            let names = try JSONDecoder().decode([Named].self, from: Data(json.utf8))
+            #expect(names.contains { $0.accountName == Self.hostile }, "\(arguments): \(json)")
+        }
     }
 
     @Test("5: JSON output escapes C1 controls, bidirectional overrides and separators as \\u escapes, and still decodes to the same names")

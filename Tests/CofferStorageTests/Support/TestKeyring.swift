@@ -13,27 +13,12 @@ enum TestKeyring {
         "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"
 
     /// The repository's root folder.
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = PrivateSession.root
 
-    /// Runs `script` with bash in a new private D-Bus session (no services started on demand),
-    /// with a fresh unlocked gnome-keyring when `keyring` is true. `$COFFER` and `$STRESS` name
-    /// the built executables; with a keyring, `$COFFER_TEST_KEYRING_PID` is its daemon.
+    /// Runs `script` with bash in a new private D-Bus session (``PrivateSession``), with a fresh
+    /// unlocked gnome-keyring when `keyring` is true.
     static func runInOwnSession(_ script: String, keyring: Bool, deadline: Duration = .seconds(90)) async throws -> CofferProcess.Result {
-        let session = ["--config-file=\(root.appendingPathComponent("scripts/dbus-session.conf").path)", "--"]
-        let wrapper = keyring ? [root.appendingPathComponent("scripts/with-keyring").path] : []
-        let scratch = TemporaryDirectory("session")
-        defer { scratch.remove() }
-        return try await CofferProcess.run(
-            executable: URL(fileURLWithPath: "/usr/bin/dbus-run-session"),
-            session + wrapper + ["bash", "-c", "cd \"$SCRATCH\" || exit 99\n" + script],
-            environment: [
-                "COFFER": try CofferProcess.executable.path,
-                "STRESS": try CofferProcess.builtExecutable("coffer-stress").path,
-                "SILENT_PROVIDER": root.appendingPathComponent("Tests/Helpers/silent-secret-service.py").path,
-                "SCRATCH": scratch.url.path,
-            ],
-            deadline: deadline)
+        try await PrivateSession.run(script, keyring: keyring, deadline: deadline)
     }
 
     /// A keyring account no other test uses.

@@ -132,7 +132,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     public func getAllAccounts() -> [Account] {
         let accounts = records(Account.self, ["service": service("account")], operation: "getAllAccounts") { "account/\($0.identifier)" }
             .sorted(by: AccountKey.order)
-        for orphan in diagnostics.attempt("getAllAccounts", orphanedMechanismItems) ?? [] {
+        for orphan in diagnostics.attempt("getAllAccounts", { try orphanedMechanismItems() }) ?? [] {
             _ = diagnostics.readable("getAllAccounts", "mechanism \(orphan.attributes["uuid"] ?? "?")") { () throws -> Void in
                 throw StorageError.corrupted(location: orphan.label, reason: "no account owns it (its account item was removed); "
                     + "`coffer doctor --repair` adds the account back, so it can be seen and removed")
@@ -143,15 +143,20 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     /// Adds back the account item of every mechanism item that has lost it (a removal that
     /// raced a write, an item deleted with another tool), with no display details, and returns
-    /// the accounts added. Nothing is removed: the mechanisms become visible again and can be
-    /// kept or removed as usual.
+    /// the accounts added. Only for a mechanism that opens: one that does not (damaged, sealed
+    /// with another key, or not Coffer's) gets no account made up from its attributes, and stays
+    /// reported. Nothing is removed: the mechanisms become visible again and can be kept or
+    /// removed as usual.
     public func restoreMissingAccounts() throws -> [Account] {
         try diagnostics.attemptThrowing("restoreMissingAccounts") {
             try exclusively {
                 var restored: [Account] = []
-                for orphan in try orphanedMechanismItems() {
-                    let account = Account(issuer: orphan.attributes["issuer"] ?? "", accountName: orphan.attributes["accountName"] ?? "")
-                    guard !restored.contains(account) else { continue }
+                for orphan in try orphanedMechanismItems(loadingSecrets: true) {
+                    guard let mechanism = diagnostics.readable("restoreMissingAccounts", orphan.label, {
+                        try open(Mechanism.self, orphan) { "mechanism/\($0.mechanismUUID)" }
+                    }) else { continue }
+                    let account = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
+                    guard !restored.contains(where: { $0.identifier == account.identifier }) else { continue }
                     try storeItem(account, identity: "account/\(account.identifier)", attributes: attributes(account),
                                   label: "\(account.issuer) / \(account.accountName)")
                     restored.append(account)
@@ -162,11 +167,11 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     }
 
     /// The mechanism items for which no account item (readable or not) is stored.
-    private func orphanedMechanismItems() throws -> [SecretService.Item] {
+    private func orphanedMechanismItems(loadingSecrets: Bool = false) throws -> [SecretService.Item] {
         let owners = Set(try search(["service": service("account")], loadSecrets: false).map { item in
             AccountKey(issuer: item.attributes["issuer"] ?? "", accountName: item.attributes["accountName"] ?? "")
         })
-        return try search(["service": service("mechanism")], loadSecrets: false).filter { item in
+        return try search(["service": service("mechanism")], loadSecrets: loadingSecrets).filter { item in
             !owners.contains(AccountKey(issuer: item.attributes["issuer"] ?? "", accountName: item.attributes["accountName"] ?? ""))
         }
     }

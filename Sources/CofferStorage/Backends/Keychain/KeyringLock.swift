@@ -8,9 +8,10 @@ import Foundation
 ///
 /// It follows what it protects, never the environment: the file is
 /// `<home>/.local/share/coffer/locks/<name>@<bus>.lock`, where `<home>` is your home directory
-/// as the password database names it (not `HOME`) and `<bus>` the GUID of the session bus the
-/// Secret Service answers on (the bus daemon's own id, the same for every process connected to
-/// it however `DBUS_SESSION_BUS_ADDRESS` spells it). So a desktop terminal and an `su`, `ssh`
+/// as the password database names it (not `HOME`) and `<bus>` the id of the session bus the
+/// Secret Service answers on (`org.freedesktop.DBus.GetId`: the bus daemon's own id, the same
+/// for every process connected to it, whichever of its addresses and however
+/// `DBUS_SESSION_BUS_ADDRESS` spells it). So a desktop terminal and an `su`, `ssh`
 /// or cron shell of the same user that reach the same keyring take the same lock, whatever
 /// their `XDG_RUNTIME_DIR`, `XDG_DATA_HOME`, `HOME`, `COFFER_HOME` or working directory; and a
 /// keyring on another bus (another login's, a test's private session) has a lock of its own, so
@@ -25,7 +26,7 @@ public struct KeyringLock: Sendable {
     /// - Throws: ``KeychainError`` when the session bus cannot be reached (the keyring could
     ///   not be used either), ``StorageError`` when the lock directory cannot be used.
     public static func named(_ name: String, timeout: Duration = .seconds(10)) async throws -> KeyringLock {
-        let bus = try await busGUID(timeout: timeout)
+        let bus = try await busID(timeout: timeout)
         return KeyringLock(path: try DataDirectory.locks().appendingPathComponent("\(fileName(name))@\(bus).lock").path)
     }
 
@@ -50,19 +51,19 @@ public struct KeyringLock: Sendable {
         try await FileLock(path: path).exclusive()
     }
 
-    /// The session bus's GUID: 32 lowercase hex digits, checked, since it names a file.
-    private static func busGUID(timeout: Duration) async throws(KeychainError) -> String {
-        let guid = try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) -> String in
+    /// The session bus's id: 32 lowercase hex digits, checked, since it names a file.
+    private static func busID(timeout: Duration) async throws(KeychainError) -> String {
+        let id = try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) -> String in
             var error = coffer_secret_error()
             var found: UnsafeMutablePointer<CChar>?
-            let status = coffer_secret_bus_guid(cancellable, &found, &error)
+            let status = coffer_secret_bus_id(cancellable, &found, &error)
             guard status == Int32(COFFER_SECRET_OK), let found else { throw SecretCallError(status: status, error: &error) }
             defer { free(found) }
             return String(cString: found)
         }
-        guard guid.utf8.count == 32, guid.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw .failed(domain: "coffer", code: 0, message: "the session bus's GUID is not 32 hex digits")
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw .failed(domain: "coffer", code: 0, message: "the session bus's id is not 32 hex digits")
         }
-        return guid
+        return id
     }
 }

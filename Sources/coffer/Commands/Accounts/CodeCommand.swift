@@ -103,7 +103,8 @@ struct CodeCommand: AsyncParsableCommand {
         let issuesHOTP = query != nil && entries.count == 1
         var outputs: [CodeOutput] = []
         for entry in entries {
-            let issuer = ImportEntry.printable(entry.account.shownIssuer), name = ImportEntry.printable(entry.account.shownAccountName)
+            // As stored: the text output escapes them as it prints, JSON as it encodes.
+            let issuer = entry.account.shownIssuer, name = entry.account.shownAccountName
             for mechanism in entry.mechanisms where mechanism.type != .push {
                 if mechanism.type == .hotp, !issuesHOTP {
                     outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: nil,
