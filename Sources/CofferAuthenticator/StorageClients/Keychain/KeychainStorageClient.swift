@@ -76,7 +76,10 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     // MARK: - Accounts
 
     @discardableResult public func setAccount(account: Account) -> Bool {
-        store(account, identity: "account/\(account.identifier)", attributes: attributes(account), label: "\(account.issuer) / \(account.accountName)", operation: "setAccount")
+        diagnostics.attempt("setAccount") {
+            try exclusively { try storeAccountItem(account) }
+            return true
+        } ?? false
     }
 
     /// Removes the account when it owns no mechanism any more; one that still does (perhaps an
@@ -111,8 +114,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                 let identity = account.identifier
                 try change(&account)
                 guard account.identifier == identity else { throw StorageClientError.identityChanged(identifier: identity) }
-                try storeItem(account, identity: "account/\(account.identifier)", attributes: self.attributes(account),
-                              label: "\(account.issuer) / \(account.accountName)")
+                try storeAccountItem(account)
                 return account
             }
         }
@@ -157,8 +159,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                     }) else { continue }
                     let account = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
                     guard !restored.contains(where: { $0.identifier == account.identifier }) else { continue }
-                    try storeItem(account, identity: "account/\(account.identifier)", attributes: attributes(account),
-                                  label: "\(account.issuer) / \(account.accountName)")
+                    try storeAccountItem(account)
                     restored.append(account)
                 }
                 return restored
@@ -209,8 +210,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                 let current = try lockedMechanism(uuid)
                 var advanced = current
                 advanced.counter = try current.nextCounter()
-                try storeItem(advanced, identity: "mechanism/\(uuid)", attributes: attributes(advanced),
-                              label: "\(advanced.issuer) / \(advanced.accountName) (\(advanced.type.rawValue))")
+                try storeMechanismItem(advanced)
                 return current
             }
         }
@@ -264,10 +264,19 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     private func storeMechanism(_ mechanism: Mechanism) throws {
         let owner = ["service": service("account"), "issuer": mechanism.issuer, "accountName": mechanism.accountName]
         if try search(owner, loadSecrets: false).isEmpty {
-            let account = Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded)
-            try storeItem(account, identity: "account/\(account.identifier)", attributes: attributes(account),
-                          label: "\(account.issuer) / \(account.accountName)")
+            try storeAccountItem(Account(issuer: mechanism.issuer, accountName: mechanism.accountName, timeAdded: mechanism.timeAdded))
         }
+        try storeMechanismItem(mechanism)
+    }
+
+    /// Stores the account's item (the lock held), labelled as a keyring manager shows it.
+    private func storeAccountItem(_ account: Account) throws {
+        try storeItem(account, identity: "account/\(account.identifier)", attributes: attributes(account),
+                      label: "\(account.issuer) / \(account.accountName)")
+    }
+
+    /// Stores the mechanism's item (the lock held).
+    private func storeMechanismItem(_ mechanism: Mechanism) throws {
         try storeItem(mechanism, identity: "mechanism/\(mechanism.mechanismUUID)", attributes: attributes(mechanism),
                       label: "\(mechanism.issuer) / \(mechanism.accountName) (\(mechanism.type.rawValue))")
     }
