@@ -22,3 +22,16 @@ public func permissions(of url: URL) throws -> Int {
     let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
     return (attributes[.posixPermissions] as! NSNumber).intValue & 0o777
 }
+
+/// Writes an executable script (0755) at `url`, through a close-on-exec descriptor: a process
+/// another test spawns meanwhile must not inherit it open for writing, or running the script
+/// fails with "Text file busy".
+public func writeExecutable(_ text: String, at url: URL) throws {
+    let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count, fchmod(fd, 0o755) == 0 else {
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+}

@@ -78,9 +78,7 @@ struct ProcessHardeningAttackTests {
         let writable = directory.appending("open")
         for folder in [directory.url, directory.appending("bin"), writable] {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let fake = folder.appendingPathComponent("xclip")
-            try Data("#!/bin/sh\ntouch '\(folder.path)/ran'\ncat > /dev/null\n".utf8).write(to: fake)
-            chmod(fake.path, 0o755)
+            try writeExecutable("#!/bin/sh\ntouch '\(folder.path)/ran'\ncat > /dev/null\n", at: folder.appendingPathComponent("xclip"))
         }
         chmod(writable.path, 0o777)
         let copied = try await CofferProcess.run(
@@ -107,12 +105,10 @@ struct ProcessHardeningAttackTests {
         let tools = directory.appending("tools"), open = directory.appending("open"), plant = directory.appending("plant")
         for folder in [tools, open, plant] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         chmod(open.path, 0o777)
-        try Data("#!/bin/sh\ncat > /dev/null\n".utf8).write(to: tools.appendingPathComponent("xclip"))
-        chmod(tools.appendingPathComponent("xclip").path, 0o755)
+        try writeExecutable("#!/bin/sh\ncat > /dev/null\n", at: tools.appendingPathComponent("xclip"))
         try FileManager.default.createSymbolicLink(at: open.appendingPathComponent("coffer"), withDestinationURL: try CofferProcess.executable)
         let marker = directory.appending("planted-ran").path
-        try Data("#!/bin/sh\ntouch '\(marker)'\n".utf8).write(to: plant.appendingPathComponent("coffer"))
-        chmod(plant.appendingPathComponent("coffer").path, 0o755)
+        try writeExecutable("#!/bin/sh\ntouch '\(marker)'\n", at: plant.appendingPathComponent("coffer"))
         let copied = try await CofferProcess.run(
             executable: URL(fileURLWithPath: "/bin/sh"), ["-c", "cd '\(plant.path)' && exec coffer code example --copy"],
             environment: ["COFFER_HOME": home, "DISPLAY": ":97", "PATH": "\(tools.path):\(open.path):/usr/bin:/bin",
