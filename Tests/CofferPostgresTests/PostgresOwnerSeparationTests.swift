@@ -9,7 +9,9 @@ import Testing
 
 /// The fifth round (issue 20, items 3 and 6): an owner is a boundary that keys enforce, and
 /// row-level security adds the database's own; change notifications tell a listener nothing.
-@Suite("Fifth round: PostgreSQL owners separated by their keys and their roles", .enabled(if: TestPostgres.isRunning, TestPostgres.skipReason))
+// Serialized: its tests start many `coffer` processes, which would crowd the suite's two cores.
+@Suite("Fifth round: PostgreSQL owners separated by their keys and their roles", .serialized,
+       .enabled(if: TestPostgres.isRunning, TestPostgres.skipReason))
 struct PostgresOwnerSeparationTests {
     static let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
 

@@ -38,9 +38,13 @@ enum TestPostgres {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// A database object for `url` (not running).
+    /// A database object for `url` (not running). Its operations get 30 s, not the default 10 s:
+    /// the suite runs every test at once on two cores, beside the `coffer` processes some of them
+    /// start, and what the tests check is what happens, not how fast (those that check a
+    /// deadline set their own).
     static func database(_ url: String, kek: KeyEncryptionKey = kek, configure: (inout CofferDatabase.Configuration.Options) -> Void = { _ in }) throws -> CofferDatabase {
         var options = CofferDatabase.Configuration.Options()
+        options.operationTimeout = .seconds(30)
         configure(&options)
         return try CofferDatabase(configuration: .init(url: try PostgresConnectionURL(url), keyEncryptionKey: kek, options: options),
                                     logger: Logger(label: "test.postgres"))

@@ -184,7 +184,17 @@ case "postgres-add", "postgres-hotp", "postgres-save":
             url: try PostgresConnectionURL(arguments[1]), keyEncryptionKey: try KeyEncryptionKey.load(fromFile: arguments[2]), options: options))
         let running = Task { try await database.run() }
         defer { running.cancel() }
-        try await database.migrate()
+        // The tests kill the server at moments of their choosing, start-up included: a writer
+        // that starts while it is down waits for it, as a service would.
+        let started = ContinuousClock.now
+        while true {
+            do {
+                try await database.migrate()
+                break
+            } catch where ContinuousClock.now - started < .seconds(120) {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
         switch mode {
         case "postgres-add":
             let client = PostgresStorageClient(database: database, owner: arguments[3])
