@@ -150,6 +150,11 @@ struct ProcessHardeningAttackTests {
             #expect(result.stdout.contains("FAIL  library search path: LD_LIBRARY_PATH has entries"), "\(search): \(result.stdout)")
             try? FileManager.default.removeItem(atPath: mark)
         }
+        // A library named by COFFER_LIBSECRET must be an absolute path: a bare name would be
+        // looked up in the search path.
+        let bare = try await CofferProcess.run(executable: try CofferProcess.executable, ["doctor"],
+                                               environment: ["COFFER_HOME": directory.appending("home").path, "COFFER_LIBSECRET": "libsecret-1.so.0"])
+        #expect(bare.stdout.contains("COFFER_LIBSECRET must be an absolute path"), "\(bare.stdout)")
         // The variable itself still works for a directory of your own.
         let own = directory.appending("own")
         try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)

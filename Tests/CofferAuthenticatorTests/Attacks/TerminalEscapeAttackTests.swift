@@ -64,6 +64,22 @@ struct TerminalEscapeAttackTests {
         }
     }
 
+    @Test("5: coffer store get escapes a stored value at a terminal, and writes it as stored when piped",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) from util-linux for a pseudo-terminal"))
+    func storeGet() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let value = "v\u{1B}]0;owned\u{07}\u{9B}2J"
+        try #require(try await coffer(directory.url, ["store", "put", "hostile"], input: value).status == 0)
+        let piped = try await coffer(directory.url, ["store", "get", "hostile"])
+        #expect(piped.stdout == value + "\n", "piped: the value as stored")
+        let atTerminal = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", "'\(try CofferProcess.executable.path)' store get hostile", "/dev/null"],
+            environment: ["COFFER_HOME": directory.url.path], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_STORE_BACKEND"])
+        #expect(!atTerminal.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{9B}" }, "\(atTerminal.stdout)")
+        #expect(atTerminal.stdout.contains("v\\u{1b}]0;owned\\u{7}\\u{9b}2J"), "\(atTerminal.stdout)")
+    }
+
     @Test("5: JSON output escapes C1 controls, bidirectional overrides and separators as \\u escapes, and still decodes to the same names")
     func jsonEscapes() throws {
         let text = TerminalText.jsonEscaped("{\"issuer\" : \"a\u{9B}b\u{202E}c\u{2028}d\u{E0001}\"}\n")
