@@ -33,9 +33,11 @@ extension AuthenticatorError: LocalizedError {
         case let .duplicateMechanism(type, issuer, accountName):
             return "\(issuer) / \(accountName) already has a \(type.rawValue.uppercased()) mechanism; remove it before adding another."
         case .notFound(let what): return "\(what) is not stored."
-        case let .accountLocked(issuer, accountName, policy) where policy == StorageMigration.movingPolicy:
-            return "\(issuer) / \(accountName) is being moved by a migration, and gives no codes here until the move ends; its "
-                + "codes come from the store it is moving from. If the migration was interrupted, run it again."
+        case let .accountLocked(issuer, accountName, policy) where StorageMigration.isMovingPolicy(policy):
+            let from = policy.map { $0.dropFirst(StorageMigration.movingPolicy.count).trimmingCharacters(in: .whitespaces) } ?? ""
+            return "\(issuer) / \(accountName) is being moved here by a migration\(from.isEmpty ? "" : " (\(from))"), and gives no "
+                + "codes here until the move ends; its codes come from the store it is moving from. If the migration was "
+                + "interrupted, run it again."
         case let .accountLocked(issuer, accountName, policy):
             return "\(issuer) / \(accountName) is locked\(policy.map { " by the policy '\($0)'" } ?? ""); unlock it first."
         case .notAnOathMechanism: return "Only HOTP and TOTP mechanisms generate codes."

@@ -2,9 +2,21 @@ import Foundation
 
 /// Moves everything from one ``StorageClient`` to another, verifying before removing.
 public enum StorageMigration {
-    /// The locking policy an account's copy in the target holds while it is being moved: it
-    /// issues no code until the source has let go of the account (see ``move(from:to:)``).
+    /// The start of the locking policy an account's copy in the target holds while it is being
+    /// moved from a source (`coffer-migration from <source>`): it issues no code until that
+    /// source has let go of the account (see ``move(from:to:sourceName:)``).
     public static let movingPolicy = "coffer-migration"
+
+    /// The locking policy of a copy being moved from the source named `sourceName`.
+    public static func movingPolicy(from sourceName: String) -> String {
+        sourceName.isEmpty ? movingPolicy : "\(movingPolicy) from \(sourceName)"
+    }
+
+    /// Whether `policy` is one a migration set (``movingPolicy(from:)``).
+    public static func isMovingPolicy(_ policy: String?) -> Bool {
+        guard let policy else { return false }
+        return policy == movingPolicy || policy.hasPrefix(movingPolicy + " from ")
+    }
 
     /// What a migration moved.
     public struct Report: Sendable, Equatable {
@@ -53,7 +65,9 @@ public enum StorageMigration {
                     + "the accounts would delete them): \(listed). Restore the key or the records first, then migrate again."
             case .targetNotEmpty(let accounts):
                 return "The target already holds \(accounts.prefix(5).joined(separator: ", ")), different from the source; "
-                    + "nothing was removed from the source. Remove them there first."
+                    + "nothing was removed from the source. If a copy there is locked by an interrupted migration, run that "
+                    + "migration again to finish it; otherwise compare the two and keep the one you want (a HOTP account's "
+                    + "newer copy is the one with the higher counter)."
             case .writeFailed(let what): return "Could not write \(what) to the target; nothing was removed from the source."
             case .verificationFailed(let what): return "\(what) reads back differently from the target; nothing was removed from the source."
             case .sourceCleanupFailed(let what):
@@ -68,7 +82,18 @@ public enum StorageMigration {
 
     /// Copies every account, mechanism and notification, and the push device token, from
     /// `source` to `target`, reads them all back from `target` and compares, and only then
-    /// removes them from `source`.
+    /// removes them from `source`. The same as ``move(from:to:sourceName:)`` with no name: give
+    /// one whenever several stores may move into the same target.
+    public static func move(from source: any StorageClient, to target: any StorageClient) throws(Failure) -> Report {
+        try move(from: source, to: target, sourceName: "")
+    }
+
+    /// Copies every account, mechanism and notification, and the push device token, from
+    /// `source` to `target`, reads them all back from `target` and compares, and only then
+    /// removes them from `source`. `sourceName` names the source store, the same each time
+    /// (`coffer` uses its backend and location): it is recorded in the lock of the copies while
+    /// they move, so that only a later migration from the same store unlocks copies an
+    /// interrupted one left locked.
     ///
     /// - Nothing happens when any record of `source` cannot be read: its client's
     ///   ``StorageClientDiagnostics/unreadableRecordCount`` grows while everything is read, and
@@ -89,8 +114,9 @@ public enum StorageMigration {
     ///   mechanism is written until the source has removed the account, and a mechanism leaves
     ///   the source only if its counter is unchanged (else the target's counter is raised to the
     ///   source's first). Until then, codes come from the source. A copy left locked by a
-    ///   migration that was cut short after the source let go is unlocked by the next one.
-    public static func move(from source: any StorageClient, to target: any StorageClient) throws(Failure) -> Report {
+    ///   migration from the same source that was cut short after the source let go is unlocked
+    ///   by the next one; copies being moved from another source are left alone.
+    public static func move(from source: any StorageClient, to target: any StorageClient, sourceName: String) throws(Failure) -> Report {
         let diagnostics = source as? any StorageClientDiagnostics
         let unreadableBefore = diagnostics?.unreadableRecordCount ?? 0
         let plan = source.getAllAccounts().map { account in
@@ -101,11 +127,12 @@ public enum StorageMigration {
                                     records: Array(diagnostics.unreadableRecords.suffix(diagnostics.unreadableRecordCount - unreadableBefore)))
         }
 
-        // Accounts an earlier migration moved but could not unlock (the source no longer holds
-        // them): the move is over, so they may issue codes again.
+        // Accounts an earlier migration from this same source moved but could not unlock (the
+        // source no longer holds them): that move is over, so they may issue codes again.
+        let policy = movingPolicy(from: sourceName)
         let moving = Set(plan.map { $0.0.identifier })
-        for stuck in target.getAllAccounts() where stuck.lockingPolicy == movingPolicy && !moving.contains(stuck.identifier) {
-            try unlockMoved(stuck, in: target)
+        for stuck in target.getAllAccounts() where stuck.lockingPolicy == policy && !moving.contains(stuck.identifier) {
+            try unlockMoved(stuck, in: target, policy: policy)
         }
 
         let token = source.getPushDeviceToken()
@@ -122,7 +149,7 @@ public enum StorageMigration {
         for (account, mechanisms) in plan {
             let title = "\(account.issuer): \(account.accountName)"
             // The target's copy issues no code before the source lets go of the account.
-            let guarded = lockedForMove(account)
+            let guarded = lockedForMove(account, policy: policy)
             if let existing = target.getAccount(accountIdentifier: account.identifier) {
                 guard existing == account || existing == guarded else { throw .targetNotEmpty([title]) }
                 if existing != guarded {
@@ -161,7 +188,7 @@ public enum StorageMigration {
             throw .verificationFailed("The push device token")
         }
         for (account, mechanisms) in plan {
-            guard target.getAccount(accountIdentifier: account.identifier) == lockedForMove(account) else {
+            guard target.getAccount(accountIdentifier: account.identifier) == lockedForMove(account, policy: policy) else {
                 throw .verificationFailed("The account \(account.issuer): \(account.accountName)")
             }
             for (mechanism, notifications) in mechanisms {
@@ -196,7 +223,7 @@ public enum StorageMigration {
                     throw .sourceCleanupFailed("the account \(title)")
                 }
             }
-            try unlockMoved(account, in: target)
+            try unlockMoved(account, in: target, policy: policy)
             report.accounts += 1
         }
         return report
@@ -224,22 +251,22 @@ public enum StorageMigration {
         throw .sourceCleanupFailed("a mechanism of \(title) (codes kept being issued from it during the migration)")
     }
 
-    /// `account` as its copy in the target is while it moves: locked under ``movingPolicy``,
-    /// unless it is locked already (under its own policy, which it keeps).
-    private static func lockedForMove(_ account: Account) -> Account {
+    /// `account` as its copy in the target is while it moves: locked under `policy` (the moving
+    /// policy of its source), unless it is locked already (under its own policy, which it keeps).
+    private static func lockedForMove(_ account: Account, policy: String) -> Account {
         guard !account.isLocked else { return account }
         var locked = account
         locked.isLocked = true
-        locked.lockingPolicy = movingPolicy
+        locked.lockingPolicy = policy
         return locked
     }
 
-    /// Unlocks the target's copy of `account` if the move locked it (a lock set since, under
+    /// Unlocks the target's copy of `account` if this move locked it (a lock set since, under
     /// another policy, is kept).
-    private static func unlockMoved(_ account: Account, in target: any StorageClient) throws(Failure) {
+    private static func unlockMoved(_ account: Account, in target: any StorageClient, policy: String) throws(Failure) {
         do {
             try target.updateAccount(accountIdentifier: account.identifier) { copy in
-                guard copy.lockingPolicy == movingPolicy else { return }
+                guard copy.lockingPolicy == policy else { return }
                 copy.isLocked = false
                 copy.lockingPolicy = nil
             }

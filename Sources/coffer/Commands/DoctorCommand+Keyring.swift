@@ -17,6 +17,12 @@ extension DoctorCommand {
         } catch {
             report(.fail, "keyring lock", error.localizedDescription)
         }
+        let daemons = Self.keyringDaemons()
+        if daemons > 1 {
+            report(.note, "keyring daemons", "\(daemons) gnome-keyring-daemon processes run as you. Two that serve the same keyring "
+                + "files (two logins, each with a session bus of its own) do not see each other's writes, so a HOTP counter can go "
+                + "back; no lock can make them agree. Keep one session's keyring for HOTP accounts")
+        }
         let client: KeychainStorageClient
         do {
             client = try KeychainStorageClient.make()
@@ -44,5 +50,18 @@ extension DoctorCommand {
             ", \(client.unreadableRecordCount) record(s) cannot be read or have no account, left as they are: "
             + unreadable.prefix(3).joined(separator: "; ")
             + (unreadable.contains { $0.contains("no account owns it") } && !repair ? " (run `coffer doctor --repair` to add their accounts back)" : "")))
+    }
+
+    /// How many gnome-keyring-daemon processes run as this user (from `/proc`).
+    static func keyringDaemons() -> Int {
+        let me = geteuid()
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return processes.filter { $0.allSatisfy(\.isNumber) }.filter { pid in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+            let lines = status.split(separator: "\n")
+            let name = lines.first { $0.hasPrefix("Name:") }?.split(separator: "\t").last
+            let uid = lines.first { $0.hasPrefix("Uid:") }?.split(separator: "\t").dropFirst().first
+            return name == "gnome-keyring-d" && uid == Substring(String(me))
+        }.count
     }
 }

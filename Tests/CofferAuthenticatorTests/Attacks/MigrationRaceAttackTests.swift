@@ -52,13 +52,32 @@ struct MigrationRaceAttackTests {
         let client = AuthenticatorClient(storage: target)
         let entry = try client.addAccount(uri: "otpauth://totp/Mail:bob?secret=\(secret)&issuer=Mail")
         try client.lock(entry.account, policy: StorageMigration.movingPolicy)
-        #expect { _ = try client.code(for: entry.mechanisms[0]) } throws: { ($0 as? LocalizedError)?.errorDescription?.contains("being moved by a migration") == true }
+        #expect { _ = try client.code(for: entry.mechanisms[0]) } throws: { ($0 as? LocalizedError)?.errorDescription?.contains("being moved here by a migration") == true }
         _ = try StorageMigration.move(from: MemoryStorageClient(), to: target)
         #expect(try client.code(for: entry.mechanisms[0]).code.count == 6)
         // A lock of the user's own is kept.
         try client.lock(entry.account, policy: "deviceTampering")
         _ = try StorageMigration.move(from: MemoryStorageClient(), to: target)
         #expect(target.getAllAccounts().first?.lockingPolicy == "deviceTampering")
+    }
+
+    @Test("2nd review: copies an interrupted migration from one store left locked are not unlocked by a migration from another")
+    func otherSourceLeavesCopiesLocked() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let target = try SQLiteStorageClient(path: directory.appending("target.sqlite").path,
+                                             encryptor: AESGCMEncryptor(keyAlias: "a", keyStore: MemoryKeyStore()))
+        let client = AuthenticatorClient(storage: target)
+        let entry = try client.addAccount(uri: "otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank")
+        // What a migration from store A, killed before A let go, leaves in the target.
+        try client.lock(entry.account, policy: StorageMigration.movingPolicy(from: "sqlite /a/authenticator.sqlite"))
+        _ = try StorageMigration.move(from: MemoryStorageClient(), to: target, sourceName: "sqlite /b/authenticator.sqlite")
+        #expect(target.getAllAccounts().first?.isLocked == true, "store B's migration knows nothing of A's accounts")
+        #expect { _ = try client.code(for: entry.mechanisms[0]) } throws: { error in
+            (error as? LocalizedError)?.errorDescription?.contains("being moved here by a migration (from sqlite /a/authenticator.sqlite)") == true
+        }
+        _ = try StorageMigration.move(from: MemoryStorageClient(), to: target, sourceName: "sqlite /a/authenticator.sqlite")
+        #expect(target.getAllAccounts().first?.isLocked == false, "A's next migration finds A let go, and unlocks")
     }
 }
 

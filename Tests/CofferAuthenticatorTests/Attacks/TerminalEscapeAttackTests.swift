@@ -64,6 +64,22 @@ struct TerminalEscapeAttackTests {
         }
     }
 
+    @Test("5 (2nd review): export - escapes names as JSON \\u escapes, and the vault still reads back the stored names")
+    func exportEscapes() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try #require(try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Bank:bob?secret=\(secret)&issuer=Bank\n").status == 0)
+        try await DatabaseQueue(path: directory.appending("authenticator.sqlite").path).write { db in
+            try db.execute(sql: "UPDATE account SET displayIssuer = ?", arguments: [Self.hostile])
+        }
+        let exported = try await coffer(directory.url, ["export", "-"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let raw = exported.stdout.unicodeScalars.filter { TerminalText.isControl($0) && $0 != "\n" && $0 != "\t" }
+        #expect(raw.isEmpty, "\(raw.map { String($0.value, radix: 16) })")
+        let entries = try AegisVault.read(Data(exported.stdout.utf8), password: nil)
+        #expect(entries.first?.issuer == Self.hostile, "the same JSON to a parser")
+    }
+
     @Test("5: coffer store get escapes a stored value at a terminal, and writes it as stored when piped",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) from util-linux for a pseudo-terminal"))
     func storeGet() async throws {

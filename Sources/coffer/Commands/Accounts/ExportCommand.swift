@@ -47,7 +47,9 @@ struct ExportCommand: AsyncParsableCommand {
             if !encrypt {
                 StandardStreams.note("coffer: warning: the vault is not encrypted; its secrets are readable by anyone who gets the file")
             }
-            let data = try AegisVault.write(entries, password: secret)
+            // Names as JSON escapes where a terminal would act on them (the same JSON to a parser):
+            // the vault may be shown on one (`export -`), or `cat` later.
+            let data = Data(TerminalText.jsonEscaped(String(decoding: try AegisVault.write(entries, password: secret), as: UTF8.self)).utf8)
             // The report goes to stderr when the vault itself goes to stdout.
             let toStandardOutput = file == "-"
             func report(_ line: String) {

@@ -26,7 +26,9 @@ struct MigrateCommand: AsyncParsableCommand {
             guard from != to else { throw CommandFailure("the accounts are already in \(to.rawValue); choose the other backend") }
             let (_, source) = try options.open()
             let target = try options.open(backend: to).1
-            let report = try StorageMigration.move(from: source, to: target)
+            // The source's name is recorded in the lock the copies hold while they move, so that
+            // only a later migration from this same store finishes an interrupted one.
+            let report = try StorageMigration.move(from: source, to: target, sourceName: "\(from.rawValue) \(try options.location())")
             // Plain commands follow the accounts from now on.
             try AuthenticatorOptions.record(to, in: options.data.directory)
             let token = report.pushDeviceToken ? " and the push device token" : ""
