@@ -90,11 +90,10 @@ public final class MemoryStorageClient: StorageClient, Sendable {
     @discardableResult
     public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
         try state.withLock { state in
-            guard let key = state.accounts.first(where: { $0.value.identifier == accountIdentifier })?.key, var account = state.accounts[key] else {
+            guard let (key, stored) = state.accounts.first(where: { $0.value.identifier == accountIdentifier }) else {
                 throw StorageClientError.accountNotFound(identifier: accountIdentifier)
             }
-            try change(&account)
-            guard account.identifier == accountIdentifier else { throw StorageClientError.identityChanged(identifier: accountIdentifier) }
+            let account = try stored.changed(by: change)
             state.accounts[key] = account
             return account
         }

@@ -177,11 +177,10 @@ extension StorageClient {
     /// requirement).
     @discardableResult
     public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
-        guard var account = getAccount(accountIdentifier: accountIdentifier) else {
+        guard let stored = getAccount(accountIdentifier: accountIdentifier) else {
             throw StorageClientError.accountNotFound(identifier: accountIdentifier)
         }
-        try change(&account)
-        guard account.identifier == accountIdentifier else { throw StorageClientError.identityChanged(identifier: accountIdentifier) }
+        let account = try stored.changed(by: change)
         guard setAccount(account: account) else {
             throw StorageClientError.failed(operation: "store the account", cause: (self as? any StorageClientDiagnostics)?.lastError)
         }
@@ -197,6 +196,19 @@ extension StorageClient {
             throw StorageClientError.failed(operation: "store the advanced HOTP counter", cause: (self as? any StorageClientDiagnostics)?.lastError)
         }
         return current
+    }
+}
+
+extension Account {
+    /// This account as `change` leaves it, which must keep its identity (issuer and account
+    /// name): ``StorageClient/updateAccount(accountIdentifier:_:)``'s one rule, for every client.
+    ///
+    /// - Throws: ``StorageClientError/identityChanged(identifier:)``, or what `change` throws.
+    package func changed(by change: (inout Account) throws -> Void) throws -> Account {
+        var account = self
+        try change(&account)
+        guard account.identifier == identifier else { throw StorageClientError.identityChanged(identifier: identifier) }
+        return account
     }
 }
 

@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import CofferStorage
 import Foundation
 
 /// Reads and writes the vault format of the Aegis authenticator (`docs/vault.md` in the Aegis
@@ -216,10 +217,10 @@ public enum AegisVault {
                                                rounds: scryptRounds, blockSize: 8, parallelism: 1)
             let wrapped = try AES.GCM.seal(masterKey.withUnsafeBytes { Data($0) }, using: kek)
             let sealed = try AES.GCM.seal(try JSONEncoder().encode(content), using: masterKey)
-            let slot = Slot(type: 1, uuid: UUID().uuidString.lowercased(), key: wrapped.ciphertext.hex,
-                            key_params: Params(nonce: Data(wrapped.nonce).hex, tag: wrapped.tag.hex),
-                            n: scryptRounds, r: 8, p: 1, salt: salt.hex)
-            file = File(version: 1, header: Header(slots: [slot], params: Params(nonce: Data(sealed.nonce).hex, tag: sealed.tag.hex)),
+            let slot = Slot(type: 1, uuid: UUID().uuidString.lowercased(), key: wrapped.ciphertext.hexString,
+                            key_params: Params(nonce: Data(wrapped.nonce).hexString, tag: wrapped.tag.hexString),
+                            n: scryptRounds, r: 8, p: 1, salt: salt.hexString)
+            file = File(version: 1, header: Header(slots: [slot], params: Params(nonce: Data(sealed.nonce).hexString, tag: sealed.tag.hexString)),
                         db: .sealed(sealed.ciphertext.base64EncodedString()))
         } else {
             file = File(version: 1, header: Header(slots: nil, params: nil), db: .plain(content))
@@ -307,7 +308,4 @@ extension Data {
         }
         self.init(bytes)
     }
-
-    /// Lower-case hexadecimal.
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
 }

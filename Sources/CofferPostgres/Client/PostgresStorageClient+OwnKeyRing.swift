@@ -39,7 +39,8 @@ extension PostgresStorageClient {
                                    .notification(uuid: record.notification.mechanismUUID, messageId: record.notification.messageId)))
                 }
                 // Those already under the owner's ring stay as they are.
-                let underOwn = try self.checked(fields.map { ($0.sealed, $0.field) }, await self.sealer.opening(fields.map { ($0.sealed, $0.field) }))
+                let all = fields.map { ($0.sealed, $0.field) }
+                let underOwn = try self.checked(all, await self.sealer.opening(all))
                 let pending = fields.filter { (try? underOwn.text($0.field)) == nil }
                 guard !pending.isEmpty else { return 0 }
                 let pairs = pending.map { ($0.sealed, $0.field) }

@@ -40,8 +40,7 @@ extension PostgresStorageClient: StorageClient {
             let stored = parts.count == 2
                 ? try blockingThrows("updateAccount") { try await self.account(issuer: parts[0], accountName: parts[1]) } : nil
             guard let stored else { throw StorageClientError.accountNotFound(identifier: accountIdentifier) }
-            var changed = stored
-            try change(&changed)
+            let changed = try stored.changed(by: change)
             if try blockingThrows("updateAccount", { [changed] in try await self.update(stored, to: changed) }) { return changed }
         }
     }

@@ -22,7 +22,7 @@ public struct KeyEncryptionKey: Sendable {
         self.key = key
         tagKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("coffer-change-tags".utf8), outputByteCount: 32)
         let digest = key.withUnsafeBytes { SHA256.hash(data: Data("coffer-kek".utf8) + Data($0)) }
-        fingerprint = digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        fingerprint = digest.prefix(8).hexString
     }
 
     /// A new random key-encryption key.
@@ -89,6 +89,6 @@ public struct KeyEncryptionKey: Sendable {
     /// the changes that concern them; a listener without it learns only that something changed.
     func changeTag(_ parts: [String]) -> String {
         let message = (try? JSONEncoder().encode(parts)) ?? Data()
-        return HMAC<SHA256>.authenticationCode(for: message, using: tagKey).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return HMAC<SHA256>.authenticationCode(for: message, using: tagKey).prefix(16).hexString
     }
 }

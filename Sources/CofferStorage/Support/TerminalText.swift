@@ -45,7 +45,7 @@ package enum TerminalText {
                 result.unicodeScalars.append(scalar)
                 continue
             }
-            for unit in String(scalar).utf16 { result += "\\u" + String(repeating: "0", count: 4 - String(unit, radix: 16).count) + String(unit, radix: 16) }
+            for unit in String(scalar).utf16 { result += "\\u" + [UInt8(unit >> 8), UInt8(unit & 0xFF)].hexString }
         }
         return result
     }

@@ -41,15 +41,12 @@ extension DoctorCommand {
                 report(.fail, "keyring accounts", "could not add back the lost accounts: \(error.localizedDescription)")
             }
         }
-        let accounts = client.getAllAccounts()
-        for account in accounts { _ = client.getMechanismsForAccount(account: account) }
-        _ = client.getAllNotifications()
-        let unreadable = client.unreadableRecords
-        guard !accounts.isEmpty || !unreadable.isEmpty else { return }
-        report(unreadable.isEmpty ? .ok : .fail, "keyring accounts", "\(accounts.count) account(s) in the OS keyring" + (unreadable.isEmpty ? "" :
-            ", \(client.unreadableRecordCount) record(s) cannot be read or have no account, left as they are: "
-            + unreadable.prefix(3).joined(separator: "; ")
-            + (unreadable.contains { $0.contains("no account owns it") } && !repair ? " (run `coffer doctor --repair` to add their accounts back)" : "")))
+        // An empty keyring (most machines using SQLite) is not worth a line.
+        guard client.isEmpty() == false || client.unreadableRecordCount > 0 else { return }
+        let repairing = repair
+        reportRecords(of: client, "keyring accounts", hint: { unreadable in
+            unreadable.contains { $0.contains("no account owns it") } && !repairing ? " (run `coffer doctor --repair` to add their accounts back)" : ""
+        }, report) { "\($0) account(s) in the OS keyring" }
     }
 
     /// How many gnome-keyring-daemon processes run as this user (from `/proc`).

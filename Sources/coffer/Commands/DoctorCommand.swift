@@ -95,13 +95,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 } else {
                     report(.fail, "database", "integrity_check found: \(integrity.prefix(3).joined(separator: "; "))")
                 }
-                // Reads every record (and counts those no account reaches), opening every secret.
-                let accounts = client.getAllAccounts()
-                for account in accounts { _ = client.getMechanismsForAccount(account: account) }
-                _ = client.getAllNotifications()
-                let unreadable = client.unreadableRecords
-                report(unreadable.isEmpty ? .ok : .fail, "accounts", "\(accounts.count) account(s)" + (unreadable.isEmpty ? "" :
-                    ", \(client.unreadableRecordCount) stored record(s) cannot be read, left as they are: \(unreadable.prefix(3).joined(separator: "; "))"))
+                reportRecords(of: client, "accounts", report) { "\($0) account(s)" }
                 if let problem = client.keyProblem {
                     report(.fail, "key check", "the key does not open this store, so nothing new is sealed: \((problem as? LocalizedError)?.errorDescription ?? "\(problem)")")
                 }
@@ -115,5 +109,19 @@ struct DoctorCommand: AsyncParsableCommand {
         checkKeyringAccounts(report)
         checkPostgres(report)
         if failed { throw ExitCode.failure }
+    }
+
+    /// Reads every record of `client` (opening every secret, and counting those no account
+    /// reaches) and reports under `check`: the accounts, as `described` says, and the records
+    /// that cannot be read, with what `hint` says of them after them.
+    func reportRecords(of client: any StorageClient & StorageClientDiagnostics, _ check: String, hint: ([String]) -> String = { _ in "" },
+                       _ report: (Outcome, String, String) -> Void, described: (Int) -> String) {
+        let accounts = client.getAllAccounts()
+        for account in accounts { _ = client.getMechanismsForAccount(account: account) }
+        _ = client.getAllNotifications()
+        let unreadable = client.unreadableRecords
+        report(unreadable.isEmpty ? .ok : .fail, check, described(accounts.count) + (unreadable.isEmpty ? "" :
+            ", \(client.unreadableRecordCount) stored record(s) cannot be read, left as they are: "
+            + unreadable.prefix(3).joined(separator: "; ") + hint(unreadable)))
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import CofferStorage
 import Foundation
 
 /// Puts text on the clipboard with whatever the desktop has: `wl-copy` on Wayland, `xclip` or
@@ -91,6 +92,6 @@ enum Clipboard {
 
     /// SHA-256 of `text`: the clearing process learns what to look for without the code itself.
     static func digest(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(text.utf8)).hexString
     }
 }

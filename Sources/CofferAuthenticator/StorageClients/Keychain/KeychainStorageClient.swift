@@ -110,10 +110,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                 let items = parts.count == 2 ? try search(attributes, loadSecrets: true) : []
                 guard !items.isEmpty else { throw StorageClientError.accountNotFound(identifier: accountIdentifier) }
                 guard items.count == 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
-                var account = try open(Account.self, items[0]) { "account/\($0.identifier)" }
-                let identity = account.identifier
-                try change(&account)
-                guard account.identifier == identity else { throw StorageClientError.identityChanged(identifier: identity) }
+                let account = try open(Account.self, items[0]) { "account/\($0.identifier)" }.changed(by: change)
                 try storeAccountItem(account)
                 return account
             }

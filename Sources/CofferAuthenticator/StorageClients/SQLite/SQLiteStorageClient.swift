@@ -142,9 +142,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                                                  arguments: [parts[0], parts[1]]) else {
                     throw StorageClientError.accountNotFound(identifier: accountIdentifier)
                 }
-                var account = try Account(row, store: path)
-                try change(&account)
-                guard account.identifier == accountIdentifier else { throw StorageClientError.identityChanged(identifier: accountIdentifier) }
+                let account = try Account(row, store: path).changed(by: change)
                 try Self.upsert(account, in: db)
                 return account
             }

@@ -37,7 +37,7 @@ public struct KeyringLock: Sendable {
             (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || byte == 0x2e || byte == 0x5f || byte == 0x2d
         }
         if plain, !name.isEmpty, !name.hasPrefix("."), name.utf8.count <= 100 { return name }
-        return "h-" + SHA256.hash(data: Data(name.utf8)).map { String(format: "%02x", $0) }.joined()
+        return "h-" + SHA256.hash(data: Data(name.utf8)).hexString
     }
 
     /// Runs `body` holding the lock, blocking the thread until no other process holds it (for
