@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "CofferStorage", targets: ["CofferStorage"]),
         .library(name: "CofferStorageTesting", targets: ["CofferStorageTesting"]),
         .library(name: "CofferAuthenticator", targets: ["CofferAuthenticator"]),
+        .library(name: "CofferMFACommons", targets: ["CofferMFACommons"]),
+        .library(name: "CofferOath", targets: ["CofferOath"]),
         .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
         .executable(name: "coffer", targets: ["coffer"]),
     ],
@@ -38,10 +40,37 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The engine both authenticator generations share (OATH codes, base32, URI reading,
+        // field sealing): no product, `package` access, never API of its own.
+        .target(
+            name: "CofferMFAEngine",
+            dependencies: [
+                "CofferStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "CofferMFACommons",
+            dependencies: [
+                "CofferMFAEngine",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "CofferOath",
+            dependencies: [
+                "CofferMFACommons",
+                "CofferMFAEngine",
+                "CofferStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "CofferAuthenticator",
             dependencies: [
                 "CofferStorage",
+                "CofferMFAEngine",
                 "CQRCode",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -53,6 +82,7 @@ let package = Package(
             name: "CofferPostgres",
             dependencies: [
                 "CofferStorage",
+                "CofferMFAEngine",
                 "CofferAuthenticator",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -62,13 +92,14 @@ let package = Package(
         ),
         .target(
             name: "CofferStorageTesting",
-            dependencies: ["CofferStorage", "CofferAuthenticator"]
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath"]
         ),
         .executableTarget(
             name: "coffer",
             dependencies: [
                 "CProcessHardening",
                 "CofferStorage",
+                "CofferMFAEngine",
                 "CofferAuthenticator",
                 "CofferPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -97,6 +128,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "CofferOathTests",
+            dependencies: [
+                "CofferOath", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "CofferPostgresTests",

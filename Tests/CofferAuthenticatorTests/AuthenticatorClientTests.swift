@@ -188,11 +188,11 @@ struct FRAClientTests {
         #expect(FRAClient.start() === running, "starting again returns the running client")
     }
 
-    @Test("OathConfiguration.build configures the client")
+    @Test("AuthenticatorConfiguration.build configures the client")
     func configuration() throws {
         let customLogger = Logger(label: "custom")
         let storage = MemoryStorageClient()
-        let config = OathConfiguration.build { config in
+        let config = AuthenticatorConfiguration.build { config in
             config.storage = storage
             config.enableCredentialCache = false
             config.logger = customLogger

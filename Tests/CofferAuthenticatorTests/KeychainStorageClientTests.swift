@@ -40,15 +40,15 @@ struct KeychainStorageClientTests {
         #expect(client.getMechanismForUUID(uuid: "alice")?.secret == "ALICESECRETAAAA")
     }
 
-    @Test("the spec's OathConfiguration snippet with OathKeychainStorage()")
+    @Test("the spec's configuration block, on the legacy module's AuthenticatorConfiguration with KeychainStorageClient()")
     func specConfiguration() async throws {
         try await SharedKeyringAccounts.exclusively { try specSnippet() }
     }
 
     func specSnippet() throws {
         let customLogger = Logger(label: "custom")
-        let config = OathConfiguration.build { config in
-            config.storage = OathKeychainStorage()
+        let config = AuthenticatorConfiguration.build { config in
+            config.storage = KeychainStorageClient()
             config.enableCredentialCache = false
             config.logger = customLogger
         }

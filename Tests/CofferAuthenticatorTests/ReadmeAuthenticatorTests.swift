@@ -38,7 +38,7 @@ struct ReadmeAuthenticatorTests {
 
 /// In the FRAClient suite, which runs serially: FRAClient's state is process-wide.
 extension FRAClientTests {
-    @Test("README: FRAClient and OathConfiguration")
+    @Test("README: FRAClient and AuthenticatorConfiguration")
     func staticFace() throws {
         FRAClient.reset()
         defer { FRAClient.reset() }
@@ -46,7 +46,7 @@ extension FRAClientTests {
         FRAClient.setStorage(storage: MemoryStorageClient())
         FRAClient.start()
 
-        let config = OathConfiguration.build { config in
+        let config = AuthenticatorConfiguration.build { config in
             config.storage = MemoryStorageClient()
             config.enableCredentialCache = false
             config.logger = Logger(label: "com.example.authenticator")

@@ -49,7 +49,7 @@ public enum FRAClient {
     @discardableResult
     public static func start() -> AuthenticatorClient? {
         do {
-            return try start(configuration: OathConfiguration())
+            return try start(configuration: AuthenticatorConfiguration())
         } catch {
             logger.error("FRAClient.start() failed", metadata: ["error": "\(error)"])
             return nil
@@ -59,7 +59,7 @@ public enum FRAClient {
     /// Starts with `configuration` (its storage wins over a registered one), or throws why the
     /// storage cannot be opened.
     @discardableResult
-    public static func start(configuration: OathConfiguration) throws -> AuthenticatorClient {
+    public static func start(configuration: AuthenticatorConfiguration) throws -> AuthenticatorClient {
         lock.lock()
         defer { lock.unlock() }
         if let started { return started }
@@ -85,16 +85,20 @@ public enum FRAClient {
     }
 }
 
-/// The authenticator's settings, built the way the spec shows:
+/// The legacy authenticator's settings, built the way the spec's configuration block is:
 ///
 /// ```swift
-/// let config = OathConfiguration.build { config in
-///     config.storage = OathKeychainStorage()
+/// let config = AuthenticatorConfiguration.build { config in
+///     config.storage = KeychainStorageClient()
 ///     config.enableCredentialCache = false
 ///     config.logger = customLogger
 /// }
 /// ```
-public struct OathConfiguration {
+///
+/// Before 0.3.0 this type was called `OathConfiguration`; that name now belongs to Ping's
+/// current generation (`CofferOath`), so the spec's snippet compiles unqualified with both
+/// modules imported.
+public struct AuthenticatorConfiguration {
     /// The storage client; `nil` means ``DefaultAuthenticatorStorage``.
     public var storage: (any StorageClient)?
     /// Keep the assembled account list in memory between calls.
@@ -106,8 +110,8 @@ public struct OathConfiguration {
     public init() {}
 
     /// A configuration made by `configure`.
-    public static func build(_ configure: (inout OathConfiguration) -> Void) -> OathConfiguration {
-        var configuration = OathConfiguration()
+    public static func build(_ configure: (inout AuthenticatorConfiguration) -> Void) -> AuthenticatorConfiguration {
+        var configuration = AuthenticatorConfiguration()
         configure(&configuration)
         return configuration
     }

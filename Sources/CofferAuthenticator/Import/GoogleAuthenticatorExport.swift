@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 
 /// Google Authenticator's "Transfer accounts" export: QR codes holding

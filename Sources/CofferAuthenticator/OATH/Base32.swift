@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 
 /// RFC 4648 base32, decoded leniently the way people type and paste OATH secrets.
@@ -10,48 +11,24 @@ public enum Base32 {
         case invalidCharacter(Character, position: Int)
     }
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
-    private static let values: [UInt8: UInt8] = Dictionary(uniqueKeysWithValues: alphabet.enumerated().map { ($1, UInt8($0)) })
-
     /// Decodes `text`, ignoring case, spaces, `-` and any amount of `=` padding. Trailing bits
     /// that do not fill a byte are dropped.
     public static func decode(_ text: String) throws(DecodingError) -> Data {
-        var output = Data()
-        var buffer: UInt32 = 0
-        var bits = 0
-        var count = 0
-        for (position, character) in text.enumerated() {
-            if character == " " || character == "-" || character == "=" || character == "\t" { continue }
-            guard let ascii = character.asciiValue, let value = values[ascii & ~0x20] ?? values[ascii] else {
-                throw .invalidCharacter(character, position: position)
-            }
-            buffer = buffer << 5 | UInt32(value)
-            bits += 5
-            count += 1
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-            }
+        let decoded: (bytes: Data, symbols: Int)
+        do {
+            decoded = try Base32Codec.decode(text, skipping: [" ", "-", "=", "\t"])
+        } catch {
+            let position = error.position
+            let offset = text.index(text.startIndex, offsetBy: position)
+            throw .invalidCharacter(text[offset], position: position)
         }
-        guard count > 0 else { throw .empty }
-        return output
+        guard decoded.symbols > 0 else { throw .empty }
+        return decoded.bytes
     }
 
     /// Encodes `data` without padding (as OATH URIs usually carry it).
     public static func encode(_ data: Data) -> String {
-        var output = [UInt8]()
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in data {
-            buffer = buffer << 8 | UInt32(byte)
-            bits += 8
-            while bits >= 5 {
-                bits -= 5
-                output.append(alphabet[Int(buffer >> UInt32(bits) & 31)])
-            }
-        }
-        if bits > 0 { output.append(alphabet[Int(buffer << UInt32(5 - bits) & 31)]) }
-        return String(decoding: output, as: UTF8.self)
+        Base32Codec.encode(data)
     }
 }
 

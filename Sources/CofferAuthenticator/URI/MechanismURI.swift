@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import CofferStorage
 import Foundation
 
@@ -50,7 +51,7 @@ public enum MechanismURI {
         components.host = type.rawValue
         // Each part percent-encoded down to unreserved characters, so a ':' inside the issuer or
         // the account name can never be taken for the separator.
-        components.percentEncodedPath = "/" + Label.encode(issuer) + ":" + Label.encode(accountName)
+        components.percentEncodedPath = "/" + AuthenticatorURI.Label.encode(issuer) + ":" + AuthenticatorURI.Label.encode(accountName)
         components.queryItems = [URLQueryItem(name: "secret", value: secret), URLQueryItem(name: "issuer", value: issuer)]
             + [algorithm.map { URLQueryItem(name: "algorithm", value: $0) },
                digits.map { URLQueryItem(name: "digits", value: String($0)) },
@@ -70,26 +71,10 @@ public enum MechanismURI {
                 uid: mechanism.uid, resourceId: mechanism.resourceId)
     }
 
-    /// Room for any URI whose names and values are within their own limits, even with every
-    /// character percent-encoded (as ``otpauth(type:issuer:accountName:secret:algorithm:digits:period:counter:)``
-    /// writes non-ASCII names); it bounds the work, the other limits bound the content.
-    static let maximumLength = 16_384
-    static let maximumValueLength = 2048
-    static let maximumNameLength = 255
-
     /// Parses `text`. `now` becomes the ``Account/timeAdded`` and ``Mechanism/timeAdded``.
     public static func parse(_ text: String, now: Date = Date()) throws(URIParseError) -> Parsed {
-        guard text.count <= maximumLength else { throw .tooLong(length: text.count, limit: maximumLength) }
-        guard !text.unicodeScalars.contains(where: isControl) else {
-            throw .malformed(reason: "it contains control characters")
-        }
-        guard let components = URLComponents(string: text.trimmingCharacters(in: .whitespaces)),
-              let scheme = components.scheme?.lowercased() else {
-            throw .malformed(reason: "it is not a URI (expected otpauth://TYPE/LABEL?PARAMETERS)")
-        }
-        let type = (components.host ?? "").lowercased()
-        let parameters = try Parameters(components.queryItems ?? [])
-        let label = try Label(components.percentEncodedPath)
+        let uri = try AuthenticatorURI(text)
+        let (scheme, type, label, parameters) = (uri.scheme, uri.type, uri.label, uri.parameters)
         if let version = parameters["version"], version != "1" {
             throw .invalidParameter(name: "version", reason: "expected 1, the only version of the format Coffer knows")
         }
@@ -100,16 +85,16 @@ public enum MechanismURI {
             // KeePassXC and others mark Steam codes on a TOTP URI.
             if oathType == .totp, parameters["encoder"]?.lowercased() == "steam" { oathType = .steam }
             let account = try makeAccount(label, parameters, issuerIsBase64: false, now: now)
-            return Parsed(account: account, mechanisms: [try oath(oathType, account, parameters, now: now)])
+            return Parsed(account: account, mechanisms: [try oath(oathType, account, uri, now: now)])
         case "pushauth":
             guard type == "push" else { throw .unsupportedType(type) }
             let account = try makeAccount(label, parameters, issuerIsBase64: true, now: now)
-            return Parsed(account: account, mechanisms: [try push(account, parameters, now: now)])
+            return Parsed(account: account, mechanisms: [try push(account, uri, now: now)])
         case "mfauth":
             guard let oathType = MechanismType(rawValue: type), oathType != .push else { throw .unsupportedType(type) }
             let account = try makeAccount(label, parameters, issuerIsBase64: true, now: now)
             return Parsed(account: account, mechanisms: [
-                try push(account, parameters, now: now), try oath(oathType, account, parameters, now: now),
+                try push(account, uri, now: now), try oath(oathType, account, uri, now: now),
             ])
         default:
             throw .unsupportedScheme(scheme)
@@ -118,14 +103,14 @@ public enum MechanismURI {
 
     // MARK: - Parts
 
-    private static func makeAccount(_ label: Label, _ parameters: Parameters, issuerIsBase64: Bool, now: Date) throws(URIParseError) -> Account {
+    private static func makeAccount(_ label: AuthenticatorURI.Label, _ parameters: AuthenticatorURI.Parameters, issuerIsBase64: Bool, now: Date) throws(URIParseError) -> Account {
         var issuer = label.issuer
         var displayIssuer: String?
         // A whitespace-only issuer says nothing either.
         if let raw = parameters["issuer"],
            case let fromParameter = (issuerIsBase64 ? (Base64Text.decodeText(raw) ?? raw) : raw).trimmingCharacters(in: .whitespaces),
            !fromParameter.isEmpty {
-            try checkName(fromParameter, parameter: "issuer")
+            try AuthenticatorURI.checkName(fromParameter, parameter: "issuer")
             if let labelIssuer = label.issuer, labelIssuer != fromParameter { displayIssuer = labelIssuer }
             issuer = fromParameter
         }
@@ -151,20 +136,13 @@ public enum MechanismURI {
         }
         return Account(
             issuer: issuer, accountName: label.accountName ?? "Untitled", displayIssuer: displayIssuer,
-            imageURL: try parameters["image"].map { raw throws(URIParseError) in try url(raw, parameter: "image").absoluteString },
+            imageURL: try parameters["image"].map { raw throws(URIParseError) in try AuthenticatorURI.url(raw, parameter: "image").absoluteString },
             backgroundColor: backgroundColor, timeAdded: now, policies: policies)
     }
 
-    private static func oath(_ type: MechanismType, _ account: Account, _ parameters: Parameters, now: Date) throws(URIParseError) -> Mechanism {
-        guard let secret = parameters["secret"] else { throw .missingParameter("secret") }
-        let key: Data
-        do {
-            key = try Base32.decode(secret)
-        } catch {
-            throw .invalidParameter(name: "secret", reason: error.errorDescription ?? "not base32")
-        }
-        // "A" or "J" is valid base32 for no whole byte: no key to make codes with.
-        guard !key.isEmpty else { throw .invalidParameter(name: "secret", reason: "it holds no whole byte of key") }
+    private static func oath(_ type: MechanismType, _ account: Account, _ uri: AuthenticatorURI, now: Date) throws(URIParseError) -> Mechanism {
+        let parameters = uri.parameters
+        let secret = try uri.base32Secret().text
         var algorithm = OathAlgorithm.sha1
         if let raw = parameters["algorithm"] {
             guard let parsed = OathAlgorithm(uriValue: raw) else {
@@ -173,8 +151,8 @@ public enum MechanismURI {
             algorithm = parsed
         }
         // Steam codes are always 5 characters (whatever a `digits` parameter says), SHA-1, 30 s.
-        let digits = type == .steam ? 5 : try integer(parameters["digits"], name: "digits", default: 6, range: 6...8)
-        let period = try integer(parameters["period"], name: "period", default: 30, range: 1...86_400)
+        let digits = type == .steam ? 5 : try uri.integer("digits", default: 6, range: 6...8)
+        let period = try uri.integer("period", default: 30, range: 1...86_400)
         if type == .steam, algorithm != .sha1 || period != 30 {
             throw .invalidParameter(name: algorithm != .sha1 ? "algorithm" : "period", reason: "Steam Guard codes use SHA1 and 30 seconds")
         }
@@ -195,13 +173,14 @@ public enum MechanismURI {
             uid: try parameters.identifier("uid"), resourceId: try parameters.identifier("oid"), timeAdded: now)
     }
 
-    private static func push(_ account: Account, _ parameters: Parameters, now: Date) throws(URIParseError) -> Mechanism {
+    private static func push(_ account: Account, _ uri: AuthenticatorURI, now: Date) throws(URIParseError) -> Mechanism {
+        let parameters = uri.parameters
         func required(_ name: String) throws(URIParseError) -> String {
             guard let value = parameters[name] else { throw .missingParameter(name) }
             return value
         }
-        let registration = try url(try required("r"), parameter: "r")
-        let authentication = try url(try required("a"), parameter: "a")
+        let registration = try uri.url("r")
+        let authentication = try uri.url("a")
         let secret = try required("s")
         guard let secretBytes = Base64Text.decode(secret), secretBytes.count >= 16 else {
             throw .invalidParameter(name: "s", reason: "expected a base64 shared secret of at least 16 bytes")
@@ -211,7 +190,7 @@ public enum MechanismURI {
             throw .invalidParameter(name: "c", reason: "expected a base64 challenge")
         }
         let messageId = try required("m")
-        try checkName(messageId, parameter: "m")
+        try AuthenticatorURI.checkName(messageId, parameter: "m")
         if let cookie = parameters["l"], Base64Text.decodeText(cookie) == nil {
             throw .invalidParameter(name: "l", reason: "expected a base64 load-balancer cookie")
         }
@@ -222,41 +201,13 @@ public enum MechanismURI {
             messageId: messageId, challenge: challenge)
     }
 
-    // MARK: - Values
-
-    private static func integer(_ raw: String?, name: String, default value: Int, range: ClosedRange<Int>) throws(URIParseError) -> Int {
-        guard let raw else { return value }
-        guard let parsed = Int(raw), range.contains(parsed) else {
-            throw .invalidParameter(name: name, reason: "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return parsed
-    }
-
-    /// An http(s) URL given as is, percent-encoded once more (`https%3A%2F%2F…`) or
-    /// base64-encoded (either alphabet): servers send all three.
-    private static func url(_ raw: String, parameter: String) throws(URIParseError) -> URL {
-        var text = Base64Text.decodeText(raw) ?? raw
-        if !text.contains("://"), let decoded = text.removingPercentEncoding { text = decoded }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              url.host?.isEmpty == false else {
-            throw .invalidParameter(name: parameter, reason: "expected an http(s) URL, plain, percent-encoded or base64-encoded")
-        }
-        return url
-    }
-
-    static func checkName(_ name: String, parameter: String) throws(URIParseError) {
-        guard !name.unicodeScalars.contains(where: isControl) else {
-            throw .invalidParameter(name: parameter, reason: "it contains control characters")
-        }
-        // Bytes, not characters: one character can carry thousands of combining marks.
-        guard name.utf8.count <= maximumNameLength else {
-            throw .invalidParameter(name: parameter, reason: "it is longer than \(maximumNameLength) bytes (UTF-8)")
-        }
-    }
-
     /// Control, format and separator characters (``TerminalText/isControl(_:)``), refused in
     /// names so that a URI cannot carry what would rewrite a terminal.
     package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        TerminalText.isControl(scalar)
+        AuthenticatorURI.isControl(scalar)
     }
 }
+
+/// Why an authenticator URI was refused: the error of the URI reader this module shares with
+/// CofferOath and CofferPush.
+public typealias URIParseError = CofferMFAEngine.URIParseError

@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import CofferAuthenticator
 import CofferStorage
 import Foundation

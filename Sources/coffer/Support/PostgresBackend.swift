@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import CofferAuthenticator
 import CofferPostgres
 import CofferStorage

@@ -10,7 +10,7 @@
 //   coffer-stress secured-probe                    prints "available" or "nil" for SecuredKeyEncryptor()
 //   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
 //   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
-//   coffer-stress keychain-client-probe            tries OathKeychainStorage().setAccount; prints the outcome
+//   coffer-stress keychain-client-probe            tries KeychainStorageClient().setAccount; prints the outcome
 //   coffer-stress crash-writer file|encrypted|sqlite DIR   saves increasing values until killed
 //   coffer-stress postgres-add URL KEK OWNER WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) for OWNER
 //   coffer-stress postgres-hotp URL KEK OWNER UUID COUNT   claims COUNT HOTP counters; prints each
@@ -115,7 +115,7 @@ case "strongbox":
     }
 
 case "keychain-client-probe":
-    let client = OathKeychainStorage()
+    let client = KeychainStorageClient()
     print("setAccount=\(client.setAccount(account: Account(issuer: "I", accountName: "a")))")
     // The keyring's lock is taken first (a write holds it), so its error can come before the
     // encryptor's.

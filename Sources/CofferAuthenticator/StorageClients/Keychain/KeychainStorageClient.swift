@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 import Logging
 import CofferStorage
@@ -42,8 +43,8 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         self.diagnostics = ClientDiagnostics(logger: logger, store: "keyring (\(servicePrefix).*)")
     }
 
-    /// Creates a client sealed by a `SecuredKeyEncryptor`, as the spec's `OathKeychainStorage()`
-    /// does. When the keyring cannot be used, the client is still created, but every operation
+    /// Creates a client sealed by a `SecuredKeyEncryptor`, as the spec's default keychain
+    /// storage is. When the keyring cannot be used, the client is still created, but every operation
     /// fails (returning `false`/`nil`/`[]`, with the reason in ``lastError`` and the log): it never
     /// falls back to storing secrets unsealed. Use ``make(servicePrefix:logger:)`` to be told at once.
     public convenience init(servicePrefix: String = "org.coffer.authenticator", logger: Logger = Logger(label: "org.coffer.authenticator.keychain")) {
@@ -467,9 +468,6 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         }
     }
 }
-
-/// The spec's name for the keyring storage client: `config.storage = OathKeychainStorage()`.
-public typealias OathKeychainStorage = KeychainStorageClient
 
 /// Stands in for an encryptor that could not be made: every call throws the reason.
 struct UnusableEncryptor: Encryptor {

@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 import GRDB
 import Logging

@@ -1,19 +1,17 @@
 import Foundation
 
-extension MechanismURI {
+extension AuthenticatorURI {
     /// The label: `issuer:account`, `account`, or empty, percent-decoded.
     ///
     /// The separator is the first literal `:` or, when there is none, the first encoded one
     /// (`%3A`), as the Key URI format allows; an encoded colon after a literal one is part of a
-    /// name (``MechanismURI/otpauth(type:issuer:accountName:secret:algorithm:digits:period:counter:uid:resourceId:)``
-    /// writes names that way). Spaces around either part are dropped; an empty part is `nil`,
-    /// so the rules that fill it in (see ``MechanismURI``) see no difference between
-    /// `Issuer:` and `Issuer: `.
-    struct Label {
-        var issuer: String?
-        var accountName: String?
+    /// name (``encode(_:)`` writes names that way). Spaces around either part are dropped; an empty part is `nil`,
+    /// so the rules that fill it in see no difference between `Issuer:` and `Issuer: `.
+    package struct Label: Sendable {
+        package var issuer: String?
+        package var accountName: String?
 
-        init(_ percentEncodedPath: String) throws(URIParseError) {
+        package init(_ percentEncodedPath: String, nameLength: Int = AuthenticatorURI.Limits.coffer.nameLength) throws(URIParseError) {
             var path = Substring(percentEncodedPath)
             if path.hasPrefix("/") { path = path.dropFirst() }
             let issuerPart: Substring?, accountPart: Substring
@@ -24,22 +22,22 @@ extension MechanismURI {
             } else {
                 (issuerPart, accountPart) = (nil, path)
             }
-            accountName = try Self.decode(accountPart)
-            issuer = try issuerPart.flatMap(Self.decode)
+            accountName = try Self.decode(accountPart, nameLength: nameLength)
+            issuer = try issuerPart.flatMap { part throws(URIParseError) in try Self.decode(part, nameLength: nameLength) }
         }
 
         /// The percent-decoded, trimmed, checked part, or `nil` when it is empty.
-        private static func decode(_ part: Substring) throws(URIParseError) -> String? {
+        private static func decode(_ part: Substring, nameLength: Int) throws(URIParseError) -> String? {
             guard let decoded = String(part).removingPercentEncoding else {
                 throw .invalidParameter(name: "label", reason: "it is not valid percent-encoding")
             }
             let name = decoded.trimmingCharacters(in: .whitespaces)
-            try MechanismURI.checkName(name, parameter: "label")
+            try AuthenticatorURI.checkName(name, parameter: "label", limit: nameLength)
             return name.isEmpty ? nil : name
         }
 
         /// `name` with everything but unreserved characters (RFC 3986) percent-encoded.
-        static func encode(_ name: String) -> String {
+        package static func encode(_ name: String) -> String {
             name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
         }
 

@@ -14,11 +14,11 @@ package struct FieldSealer: Sendable {
         self.encryptor = encryptor
     }
 
-    func seal(_ text: String, for field: String) throws -> Data {
+    package func seal(_ text: String, for field: String) throws -> Data {
         try seal([(text, field)])[0]
     }
 
-    func open(_ sealed: Data, for field: String) throws -> String {
+    package func open(_ sealed: Data, for field: String) throws -> String {
         try open([(sealed, field)])[0].get()
     }
 
@@ -73,7 +73,7 @@ package struct FieldSealer: Sendable {
 package struct OpenedFields {
     private var results: [String: Result<String, any Error>] = [:]
 
-    init(_ sealer: FieldSealer, _ fields: [(sealed: Data, field: String)]) {
+    package init(_ sealer: FieldSealer, _ fields: [(sealed: Data, field: String)]) {
         self.init(fields, sealer.open(fields))
     }
 

@@ -1,0 +1,26 @@
+extension MfaPolicyEvaluator {
+    /// The evaluator a client uses when its configuration names none: `biometricAvailable`,
+    /// then `deviceTampering`.
+    package static func standard(logger: any Logger) -> MfaPolicyEvaluator {
+        create { config in
+            config.logger = logger
+            config.policies = [BiometricAvailablePolicy(), DeviceTamperingPolicy()]
+        }
+    }
+
+    /// A credential's lock state after evaluating its `policies`, or `nil` when it does not
+    /// change (both clients, reference §5.11):
+    /// - no policies: unchanged, whatever the state (a lock set by hand stays);
+    /// - unlocked and a policy fails: locked by that policy (`unknown` if it has no name);
+    /// - locked and every policy passes: unlocked;
+    /// - locked and another policy fails: locked by that one.
+    package func lockState(policies: String?, isLocked: Bool, lockingPolicy: String?) async -> (isLocked: Bool, lockingPolicy: String?)? {
+        guard let policies, !policies.isEmpty else { return nil }
+        let result = await evaluate(credentialPolicies: policies)
+        if result.isFailure {
+            let name = result.nonCompliancePolicyName.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
+            return isLocked && lockingPolicy == name ? nil : (true, name)
+        }
+        return isLocked ? (false, nil) : nil
+    }
+}

@@ -1,0 +1,117 @@
+import CofferMFACommons
+import CofferStorage
+import Foundation
+
+/// What ``OathClient`` does, in one actor: the storage, the optional credential cache, policy
+/// lock state and codes.
+///
+/// Better than Ping's: a HOTP counter is advanced in one atomic step of the storage when it
+/// offers one (``OathCounterStorage``: every Coffer storage, across processes), and otherwise
+/// under a per-credential lock of this client, so two requests never get the same code.
+actor OathService {
+    let storage: any OathStorage
+    private let evaluator: MfaPolicyEvaluator
+    private let logger: any CofferMFACommons.Logger
+    private let cacheEnabled: Bool
+    private var cache: [String: OathCredential] = [:]
+    private var counterLocks: [String: AsyncLock] = [:]
+
+    init(storage: any OathStorage, evaluator: MfaPolicyEvaluator, logger: any CofferMFACommons.Logger, cacheEnabled: Bool) {
+        self.storage = storage
+        self.evaluator = evaluator
+        self.logger = logger
+        self.cacheEnabled = cacheEnabled
+    }
+
+    func add(uri: String) async throws -> OathCredential {
+        let credential = try OathUriParser.parse(uri)
+        let result = await evaluator.evaluate(credentialPolicies: credential.policies)
+        if result.isFailure {
+            throw OathError.policyViolation("This credential violates the policy '\(result.nonCompliancePolicyName ?? "unknown")'", credential.id)
+        }
+        return try await save(credential)
+    }
+
+    func save(_ credential: OathCredential) async throws -> OathCredential {
+        try credential.validate()
+        let checked = await applyingPolicies(credential)
+        try await storage.storeOathCredential(checked)
+        remember(checked)
+        return checked
+    }
+
+    func credentials() async throws -> [OathCredential] {
+        var result: [OathCredential] = []
+        for credential in try await storage.getAllOathCredentials() {
+            let checked = await applyingPolicies(credential)
+            if checked.isLocked != credential.isLocked || checked.lockingPolicy != credential.lockingPolicy {
+                try await storage.storeOathCredential(checked)
+            }
+            remember(checked)
+            result.append(checked)
+        }
+        return result
+    }
+
+    func credential(_ id: String) async throws -> OathCredential? {
+        if cacheEnabled, let cached = cache[id] { return cached }
+        let credential = try await storage.retrieveOathCredential(credentialId: id)
+        if let credential { remember(credential) }
+        return credential
+    }
+
+    func delete(_ id: String) async throws -> Bool {
+        defer { cache[id] = nil }
+        return try await storage.removeOathCredential(credentialId: id)
+    }
+
+    func code(_ id: String) async throws -> OathCodeInfo {
+        guard let known = try await credential(id) else { throw OathError.credentialNotFound(id) }
+        guard !known.isLocked else { throw OathError.credentialLocked(id) }
+        guard known.oathType == .hotp else { return try known.code() }
+        if let counters = storage as? any OathCounterStorage {
+            let used = try await counters.advanceOathCounter(credentialId: id) { stored in
+                guard !stored.isLocked else { throw OathError.credentialLocked(id) }
+                guard stored.oathType == .hotp else { throw OathError.codeGenerationFailed("the credential is no longer HOTP") }
+                _ = try stored.code()
+            }
+            guard let used else { cache[id] = nil; throw OathError.credentialNotFound(id) }
+            remember(try used.advanced())
+            return try used.code()
+        }
+        let lock = counterLocks[id] ?? AsyncLock()
+        counterLocks[id] = lock
+        await lock.lock()
+        defer { lock.unlock() }
+        guard let current = try await storage.retrieveOathCredential(credentialId: id) else { throw OathError.credentialNotFound(id) }
+        guard !current.isLocked else { throw OathError.credentialLocked(id) }
+        let code = try current.code()
+        let next = try current.advanced()
+        try await storage.storeOathCredential(next)
+        remember(next)
+        return code
+    }
+
+    func close() {
+        cache.removeAll()
+    }
+
+    private func remember(_ credential: OathCredential) {
+        if cacheEnabled { cache[credential.id] = credential }
+    }
+
+    /// The credential with the lock state its policies give it now.
+    private func applyingPolicies(_ credential: OathCredential) async -> OathCredential {
+        guard let state = await evaluator.lockState(policies: credential.policies, isLocked: credential.isLocked,
+                                                    lockingPolicy: credential.lockingPolicy) else { return credential }
+        var changed = credential
+        if state.isLocked {
+            changed.lockCredential(policyName: state.lockingPolicy ?? "unknown")
+            logger.w("Credential \(credential.id) locked by the policy '\(state.lockingPolicy ?? "unknown")'", error: nil)
+        } else {
+            changed.unlockCredential()
+            logger.i("Credential \(credential.id) unlocked: its policies pass")
+        }
+        return changed
+    }
+}

@@ -1,0 +1,50 @@
+import Synchronization
+
+/// Credentials in memory, for tests and previews: nothing is written anywhere, secrets
+/// included (they live in this process's memory, unencrypted, until it ends).
+public final class MemoryOathStorage: OathCounterStorage {
+    private let credentials = Mutex<[String: OathCredential]>([:])
+
+    /// An empty storage.
+    public init() {}
+
+    public func storeOathCredential(_ credential: OathCredential) async throws {
+        credentials.withLock { $0[credential.id] = credential }
+    }
+
+    public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
+        credentials.withLock { $0[credentialId] }
+    }
+
+    /// Every credential, oldest first (then by id).
+    public func getAllOathCredentials() async throws -> [OathCredential] {
+        credentials.withLock { Array($0.values) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func removeOathCredential(credentialId: String) async throws -> Bool {
+        credentials.withLock { $0.removeValue(forKey: credentialId) != nil }
+    }
+
+    public func clearOathCredentials() async throws {
+        credentials.withLock { $0.removeAll() }
+    }
+
+    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+        try credentials.withLock { stored in
+            guard let credential = stored[credentialId] else { return nil }
+            try check(credential)
+            stored[credentialId] = try credential.advanced()
+            return credential
+        }
+    }
+}
+
+extension OathCredential {
+    /// This credential with its counter one on; refuses a counter that cannot move on.
+    package func advanced() throws -> OathCredential {
+        guard counter < Int.max else { throw OathError.invalidParameterValue("the HOTP counter cannot move past \(Int.max)") }
+        var next = self
+        next.counter += 1
+        return next
+    }
+}

@@ -1,0 +1,207 @@
+import CofferMFACommons
+import CofferMFAEngine
+import CofferStorage
+import Foundation
+
+/// ``OathStorage`` on the OS keyring (the freedesktop Secret Service), in the layout of Ping's
+/// `OathKeychainStorage`: per credential, a metadata item and a secret item apart.
+///
+/// | item | `service` attribute | `account` attribute | holds |
+/// | --- | --- | --- | --- |
+/// | metadata | `service` (`com.pingidentity.oath`) | the credential's id | its JSON, without the secret |
+/// | secret | `service` + `.secrets` | the credential's id | the secret, sealed |
+///
+/// Both items also carry `accessGroup` (empty without one). Coffer does better than Ping:
+/// - the secret is sealed (AES-GCM, a key kept in the keyring under `<service>.key`) and bound
+///   to its credential, and the metadata's id must match its item: an item moved onto another
+///   credential is refused with ``OathStorageError/storageCorrupted(_:)``;
+/// - every write, and the HOTP counter's read-increment-write, holds the keyring's lock
+///   (`KeyringLock`, named after the service), so processes and shells of the user never
+///   issue one code twice and a removal is never undone;
+/// - credentials are listed oldest first, and an unreadable one is logged, never dropped
+///   silently.
+public final class OathKeychainStorage: OathCounterStorage {
+    /// The `service` attribute of the metadata items.
+    public let service: String
+    /// How items are protected.
+    public let securityOptions: OathKeychainSecurityOptions
+    private let keyring: SecretService
+    private let sealer: FieldSealer
+    private let logger: any CofferMFACommons.Logger
+
+    /// A storage under `service`, sealing with a key from the keyring. Nothing is checked until
+    /// the first call: a keyring that cannot be used then gives ``OathStorageError/accessDenied(_:)``.
+    public init(
+        service: String = "com.pingidentity.oath",
+        logger: (any CofferMFACommons.Logger)? = nil,
+        securityOptions: OathKeychainSecurityOptions = .standard
+    ) {
+        self.service = service
+        self.securityOptions = securityOptions
+        self.keyring = SecretService()
+        self.sealer = FieldSealer(encryptor: AESGCMEncryptor(keyAlias: service + ".key", keyStore: SecretServiceKeyStore()))
+        self.logger = logger ?? LogManager.logger
+    }
+
+    /// A storage with the given access group and accessibility (no biometrics).
+    public convenience init(
+        service: String = "com.pingidentity.oath",
+        logger: (any CofferMFACommons.Logger)? = nil,
+        accessGroup: String? = nil,
+        accessibility: CFString = kSecAttrAccessibleWhenUnlockedThisDeviceOnly
+    ) {
+        self.init(service: service, logger: logger,
+                  securityOptions: OathKeychainSecurityOptions(accessibility: accessibility, accessGroup: accessGroup))
+    }
+
+    public func storeOathCredential(_ credential: OathCredential) async throws {
+        try await run("store credential") {
+            let sealed = try await sealer.sealing([(credential.secret, field(credential.id))])[0]
+            try await exclusively {
+                try await keyring.store(sealed, attributes: secretAttributes(credential.id),
+                                        label: "OATH secret: \(credential.issuer)", contentType: "application/octet-stream")
+                try await storeMetadata(credential)
+            }
+        }
+    }
+
+    public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
+        try await run("retrieve credential") { try await read(credentialId) }
+    }
+
+    /// Every readable credential, oldest first; one that cannot be read is logged and skipped,
+    /// as in Ping (``retrieveOathCredential(credentialId:)`` names its fault).
+    public func getAllOathCredentials() async throws -> [OathCredential] {
+        try await run("retrieve credentials") {
+            let metadata = try await keyring.search(metadataAttributes(nil))
+            let secrets = Dictionary(try await keyring.search(secretAttributes(nil)).map { ($0.attributes["account"] ?? "", $0) },
+                                     uniquingKeysWith: { first, _ in first })
+            var credentials: [OathCredential] = []
+            for item in metadata {
+                let id = item.attributes["account"] ?? ""
+                do {
+                    credentials.append(try await open(item, secret: secrets[id], id: id))
+                } catch {
+                    logger.w("Skipped an OATH credential that cannot be read (\(id))", error: error)
+                }
+            }
+            return credentials.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
+    public func removeOathCredential(credentialId: String) async throws -> Bool {
+        try await run("remove credential") {
+            try await exclusively {
+                let removed = try await keyring.clear(metadataAttributes(credentialId)) > 0
+                try await keyring.clear(secretAttributes(credentialId))
+                return removed
+            }
+        }
+    }
+
+    public func clearOathCredentials() async throws {
+        try await run("clear credentials") {
+            try await exclusively {
+                try await keyring.clear(metadataAttributes(nil))
+                try await keyring.clear(secretAttributes(nil))
+            }
+        }
+    }
+
+    /// Reads, checks and stores the counter moved on, under the keyring's lock.
+    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+        try await run("store credential") {
+            try await exclusively {
+                guard let credential = try await read(credentialId) else { return nil }
+                try check(credential)
+                try await storeMetadata(try credential.advanced())
+                return credential
+            }
+        }
+    }
+
+    // MARK: - Items
+
+    private func metadataAttributes(_ id: String?) -> [String: String] {
+        var attributes = ["service": service, "accessGroup": securityOptions.accessGroup ?? ""]
+        attributes["account"] = id
+        return attributes
+    }
+
+    private func secretAttributes(_ id: String?) -> [String: String] {
+        var attributes = ["service": service + ".secrets", "accessGroup": securityOptions.accessGroup ?? ""]
+        attributes["account"] = id
+        return attributes
+    }
+
+    /// Where a secret belongs: what its seal is bound to.
+    private func field(_ id: String) -> String { "oath/\(service)/\(id)/secret" }
+
+    private func storeMetadata(_ credential: OathCredential) async throws {
+        try await keyring.store(try JSONEncoder().encode(credential), attributes: metadataAttributes(credential.id),
+                                label: "OATH credential: \(credential.issuer)", contentType: "application/json")
+    }
+
+    private func read(_ id: String) async throws -> OathCredential? {
+        guard let item = try await single(metadataAttributes(id)) else { return nil }
+        guard let secret = try await single(secretAttributes(id)) else {
+            throw OathStorageError.storageCorrupted("the credential \(id) has metadata but no secret")
+        }
+        return try await open(item, secret: secret, id: id)
+    }
+
+    private func single(_ attributes: [String: String]) async throws -> SecretService.Item? {
+        let items = try await keyring.search(attributes)
+        guard items.count <= 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
+        return items.first
+    }
+
+    /// The credential from its two items, each checked to belong to `id`.
+    private func open(_ item: SecretService.Item, secret: SecretService.Item?, id: String) async throws -> OathCredential {
+        guard !item.isLocked else { throw KeychainError.locked }
+        guard let json = item.secret else { throw OathStorageError.storageCorrupted("the credential \(id) has no metadata") }
+        let credential: OathCredential
+        do { credential = try JSONDecoder().decode(OathCredential.self, from: json) } catch {
+            throw OathStorageError.storageFailure("Failed to retrieve credential", error)
+        }
+        guard credential.id == id else { throw OathStorageError.storageCorrupted("the metadata of \(id) belongs to another credential") }
+        guard let secret, let sealed = secret.secret else { throw OathStorageError.storageCorrupted("the credential \(id) has metadata but no secret") }
+        switch await sealer.opening([(sealed, field(id))])[0] {
+        case .success(let text): return credential.withSecret(text)
+        case .failure(let error):
+            if let error = error as? StorageError, case .corrupted = error {
+                throw OathStorageError.storageCorrupted("the secret of \(id) does not belong to it")
+            }
+            throw error
+        }
+    }
+
+    // MARK: - Locks and errors
+
+    private func exclusively<R>(_ body: () async throws -> R) async throws -> R {
+        let held = try await KeyringLock.named(service, timeout: keyring.timeout).exclusive()
+        defer { held.release() }
+        return try await body()
+    }
+
+    /// Runs `body`, refusing biometric options and mapping errors onto ``OathStorageError``.
+    private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
+        guard !securityOptions.requireBiometrics else {
+            throw OathStorageError.accessDenied("biometric protection of keyring items is not available on Linux; use OathKeychainSecurityOptions.standard")
+        }
+        do {
+            return try await body()
+        } catch let error as OathStorageError {
+            throw error
+        } catch let error as OathError {
+            throw error
+        } catch let error as KeychainError {
+            switch error {
+            case .locked, .unavailable: throw OathStorageError.accessDenied("\(operation): \(error.description)")
+            default: throw OathStorageError.storageFailure("Failed to \(operation)", error)
+            }
+        } catch {
+            throw OathStorageError.storageFailure("Failed to \(operation)", error)
+        }
+    }
+}
