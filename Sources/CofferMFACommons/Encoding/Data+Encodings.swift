@@ -1,6 +1,7 @@
 import CofferMFAEngine
 import Foundation
 
+/// Ping's base32 and base64url helpers.
 extension Data {
     /// Decodes base32 as Ping does: the ends trimmed of whitespace, upper-cased, `=` stripped
     /// from both ends; any other character outside `A–Z2–7` (inner spaces, `-`) or 10,000

@@ -1,6 +1,7 @@
 import CofferMFAEngine
 import Foundation
 
+/// Ping's base64 helpers on text.
 extension String {
     /// The UTF-8 bytes as standard base64 with padding.
     public func base64Encoded() -> String { Data(utf8).base64EncodedString() }

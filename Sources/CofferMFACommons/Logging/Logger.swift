@@ -20,6 +20,8 @@ public protocol Logger: Sendable {
     func e(_ message: String, error: Error?)
 }
 
+/// A swift-log logger is a Ping logger too: `d` logs at debug, `i` at info, `w` at warning and
+/// `e` at error, the error's description appended.
 extension Logging.Logger: Logger {
     /// Logs `message` at `.debug`.
     public func d(_ message: String) { debug("\(message)") }

@@ -57,7 +57,7 @@ public final class OathConfiguration: Sendable {
         set { values.withLock { $0.enableCredentialCache = newValue } }
     }
 
-    /// Where the client logs (default: ``LogManager/logger``). A swift-log `Logger` works too.
+    /// Where the client logs (default: `LogManager.logger`). A swift-log `Logger` works too.
     public var logger: any CofferMFACommons.Logger {
         get { values.withLock { $0.logger } }
         set { values.withLock { $0.logger = newValue } }

@@ -2,7 +2,7 @@ import CofferMFACommons
 
 /// How ``OathKeychainStorage`` protects its items, with Ping's presets. On Linux:
 /// - `accessibility`: every value means "while the keyring is unlocked, on this machine only"
-///   (see ``kSecAttrAccessibleWhenUnlockedThisDeviceOnly``);
+///   (see `kSecAttrAccessibleWhenUnlockedThisDeviceOnly`);
 /// - `requireBiometrics`: Linux has no biometric-gated keyring, so a storage with it refuses
 ///   every call with ``OathStorageError/accessDenied(_:)`` rather than store without it;
 ///   ``biometric`` and ``biometricOnly`` are therefore refused;
