@@ -22,7 +22,8 @@ public struct OathStorageConformance: Sendable {
         self.makeStorage = makeStorage
     }
 
-    /// Every check, in order. Stops at the first failure.
+    /// Every check, in order. Stops at the first failure. Each check clears the storage it
+    /// made when it passes, so a shared backend (a keyring) does not fill up.
     public func run() async throws {
         try await checkEmpty()
         try await checkRoundTrip()
@@ -65,6 +66,7 @@ public struct OathStorageConformance: Sendable {
         try expect(read.secret == Self.secret, "roundTrip", "the secret did not read back")
         let all = try await storage.getAllOathCredentials()
         try expect(all.count == 1 && Self.same(all[0], stored) && all[0].secret == Self.secret, "roundTrip", "getAll does not return the credential with its secret")
+        try await storage.clearOathCredentials()
     }
 
     /// Storing a credential again with the same id replaces it (the client persists counters
@@ -81,6 +83,7 @@ public struct OathStorageConformance: Sendable {
         try expect(all.count == 1, "upsert", "storing an existing id again added a credential (\(all.count))")
         let read = try await storage.retrieveOathCredential(credentialId: stored.id)
         try expect(read.map { Self.same($0, stored) } == true, "upsert", "the update did not replace the credential")
+        try await storage.clearOathCredentials()
     }
 
     /// Removing takes the credential and its secret; clearing takes all.
@@ -107,6 +110,7 @@ public struct OathStorageConformance: Sendable {
         for (name, text) in [("JSON", json), ("description", read.description), ("dump", dumped), ("interpolation", "\(read)")] {
             try expect(!text.contains(Self.secret), "noLeak", "the secret appears in the credential's \(name)")
         }
+        try await storage.clearOathCredentials()
     }
 
     /// Eight tasks storing 25 credentials each at once lose none.
@@ -122,6 +126,7 @@ public struct OathStorageConformance: Sendable {
         }
         let count = try await storage.getAllOathCredentials().count
         try expect(count == 200, "concurrentWriters", "\(200 - count) of 200 credentials stored at once were lost")
+        try await storage.clearOathCredentials()
     }
 
     /// For an `OathCounterStorage`: 4 tasks × 25 advances of one counter give 100 distinct
@@ -147,6 +152,7 @@ public struct OathStorageConformance: Sendable {
         let final = try await storage.retrieveOathCredential(credentialId: start.id)?.counter
         try expect(final == start.counter + 100, "atomicCounter", "the counter ended at \(final.map(String.init) ?? "nothing"), not \(start.counter + 100)")
         try expect(try await storage.advanceOathCounter(credentialId: "missing", check: { _ in }) == nil, "atomicCounter", "advancing a missing id found a credential")
+        try await storage.clearOathCredentials()
     }
 
     /// Every property of the two credentials is equal (credentials are not `Equatable`, as in Ping).

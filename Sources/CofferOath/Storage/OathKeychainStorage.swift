@@ -31,14 +31,25 @@ public final class OathKeychainStorage: OathCounterStorage {
 
     /// A storage under `service`, sealing with a key from the keyring. Nothing is checked until
     /// the first call: a keyring that cannot be used then gives ``OathStorageError/accessDenied(_:)``.
-    public init(
+    public convenience init(
         service: String = "com.pingidentity.oath",
         logger: (any CofferMFACommons.Logger)? = nil,
         securityOptions: OathKeychainSecurityOptions = .standard
     ) {
+        self.init(service: service, logger: logger, securityOptions: securityOptions, timeout: .seconds(10))
+    }
+
+    /// A storage whose keyring calls may each take up to `timeout` (Coffer's addition; the
+    /// other initialisers allow 10 seconds), for keyrings that hold many items or answer slowly.
+    public init(
+        service: String = "com.pingidentity.oath",
+        logger: (any CofferMFACommons.Logger)? = nil,
+        securityOptions: OathKeychainSecurityOptions = .standard,
+        timeout: Duration
+    ) {
         self.service = service
         self.securityOptions = securityOptions
-        self.keyring = SecretService()
+        self.keyring = SecretService(timeout: timeout)
         self.sealer = FieldSealer(encryptor: AESGCMEncryptor(keyAlias: service + ".key", keyStore: SecretServiceKeyStore()))
         self.logger = logger ?? LogManager.logger
     }
