@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CofferAuthenticator", targets: ["CofferAuthenticator"]),
         .library(name: "CofferMFACommons", targets: ["CofferMFACommons"]),
         .library(name: "CofferOath", targets: ["CofferOath"]),
+        .library(name: "CofferPush", targets: ["CofferPush"]),
         .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
         .executable(name: "coffer", targets: ["coffer"]),
     ],
@@ -67,6 +68,16 @@ let package = Package(
             ]
         ),
         .target(
+            name: "CofferPush",
+            dependencies: [
+                "CofferMFACommons",
+                "CofferMFAEngine",
+                "CofferStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "CofferAuthenticator",
             dependencies: [
                 "CofferStorage",
@@ -92,7 +103,7 @@ let package = Package(
         ),
         .target(
             name: "CofferStorageTesting",
-            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath"]
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPush"]
         ),
         .executableTarget(
             name: "coffer",
@@ -108,7 +119,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coffer-stress",
-            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferPostgres"],
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPostgres"],
             path: "Tests/Helpers/StorageStress"
         ),
         .target(
@@ -132,9 +143,13 @@ let package = Package(
         .testTarget(
             name: "CofferOathTests",
             dependencies: [
-                "CofferOath", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                "CofferOath", "CofferPush", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "CofferPushTests",
+            dependencies: ["CofferPush", "CofferMFACommons", "CofferStorage", "CofferStorageTesting"]
         ),
         .testTarget(
             name: "CofferPostgresTests",

@@ -3,6 +3,7 @@ import CofferOath
 import CofferStorage
 import CofferStorageTesting
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("OathKeychainStorage on a real gnome-keyring", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
@@ -44,7 +45,12 @@ struct OathKeychainStorageTests {
         let secretOfB = try await keyring.search(["service": service + ".secrets", "account": "b"])[0]
         try await keyring.store(secretOfB.secret!, attributes: secretOfB.attributes.merging(["account": "a"]) { $1 },
                                 label: "moved", contentType: "application/octet-stream")
-        await #expect(throws: OathStorageError.self) { try await storage.retrieveOathCredential(credentialId: "a") }
+        do {
+            _ = try await storage.retrieveOathCredential(credentialId: "a")
+            Issue.record("a secret moved from another credential was accepted")
+        } catch let error as OathStorageError {
+            guard case .storageCorrupted = error else { Issue.record("\(error)"); return }
+        }
         #expect(try await storage.getAllOathCredentials().map(\.id) == ["b"])
 
         let metadataOfB = try await keyring.search(["service": service, "account": "b"])[0]
@@ -77,6 +83,28 @@ struct OathKeychainStorageTests {
         #expect(try await teamA.getAllOathCredentials().count == 1)
         #expect(try await OathKeychainStorage(service: service).getAllOathCredentials().isEmpty, "no group sees no group's items")
         try await teamA.clearOathCredentials()
+    }
+
+    @Test("4 processes × 50 HOTP codes of one credential on the keyring: 200 distinct counters, the counter 200 on")
+    func fourProcesses() async throws {
+        let service = Self.service()
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        let client = try await OathClient.createClient { $0.storage = storage }
+        let credential = try await client.addCredentialFromUri("otpauth://hotp/Race:alice?secret=\(OathClientTests.rfcSecret)")
+        let outputs = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    try await CofferProcess.run(executable: try CofferProcess.builtExecutable("coffer-stress"),
+                                                ["oath-hotp-keychain", service, credential.id, "50"], deadline: .seconds(300))
+                }
+            }
+            return try await group.reduce(into: [CofferProcess.Result]()) { $0.append($1) }
+        }
+        #expect(outputs.allSatisfy { $0.status == 0 }, "\(outputs.map(\.stderr))")
+        let counters = outputs.flatMap { $0.stdout.split(separator: "\n").compactMap { Int($0) } }
+        #expect(counters.count == 200 && Set(counters).count == 200, "\(Set(counters).count) distinct of \(counters.count)")
+        #expect(try await storage.retrieveOathCredential(credentialId: credential.id)?.counter == 200)
+        try await storage.clearOathCredentials()
     }
 
     @Test("the client on the keyring: RFC 4226 codes, the counter stored first, 4 tasks × 25 codes distinct")

@@ -25,8 +25,8 @@ public final class OathKeychainStorage: OathCounterStorage {
     public let service: String
     /// How items are protected.
     public let securityOptions: OathKeychainSecurityOptions
-    private let keyring: SecretService
-    private let sealer: FieldSealer
+    private let items: SealedKeyringItems
+    private var keyring: SecretService { items.keyring }
     private let logger: any CofferMFACommons.Logger
 
     /// A storage under `service`, sealing with a key from the keyring. Nothing is checked until
@@ -49,8 +49,7 @@ public final class OathKeychainStorage: OathCounterStorage {
     ) {
         self.service = service
         self.securityOptions = securityOptions
-        self.keyring = SecretService(timeout: timeout)
-        self.sealer = FieldSealer(encryptor: AESGCMEncryptor(keyAlias: service + ".key", keyStore: SecretServiceKeyStore()))
+        self.items = SealedKeyringItems(keyAlias: service + ".key", lockName: service, timeout: timeout)
         self.logger = logger ?? LogManager.logger
     }
 
@@ -67,8 +66,8 @@ public final class OathKeychainStorage: OathCounterStorage {
 
     public func storeOathCredential(_ credential: OathCredential) async throws {
         try await run("store credential") {
-            let sealed = try await sealer.sealing([(credential.secret, field(credential.id))])[0]
-            try await exclusively {
+            let sealed = try await items.seal(credential.secret, boundTo: field(credential.id))
+            try await items.exclusively {
                 try await keyring.store(sealed, attributes: secretAttributes(credential.id),
                                         label: "OATH secret: \(credential.issuer)", contentType: "application/octet-stream")
                 try await storeMetadata(credential)
@@ -102,7 +101,7 @@ public final class OathKeychainStorage: OathCounterStorage {
 
     public func removeOathCredential(credentialId: String) async throws -> Bool {
         try await run("remove credential") {
-            try await exclusively {
+            try await items.exclusively {
                 let removed = try await keyring.clear(metadataAttributes(credentialId)) > 0
                 try await keyring.clear(secretAttributes(credentialId))
                 return removed
@@ -112,7 +111,7 @@ public final class OathKeychainStorage: OathCounterStorage {
 
     public func clearOathCredentials() async throws {
         try await run("clear credentials") {
-            try await exclusively {
+            try await items.exclusively {
                 try await keyring.clear(metadataAttributes(nil))
                 try await keyring.clear(secretAttributes(nil))
             }
@@ -122,7 +121,7 @@ public final class OathKeychainStorage: OathCounterStorage {
     /// Reads, checks and stores the counter moved on, under the keyring's lock.
     public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
         try await run("store credential") {
-            try await exclusively {
+            try await items.exclusively {
                 guard let credential = try await read(credentialId) else { return nil }
                 try check(credential)
                 try await storeMetadata(try credential.advanced())
@@ -154,17 +153,11 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     private func read(_ id: String) async throws -> OathCredential? {
-        guard let item = try await single(metadataAttributes(id)) else { return nil }
-        guard let secret = try await single(secretAttributes(id)) else {
+        guard let item = try await items.single(metadataAttributes(id)) else { return nil }
+        guard let secret = try await items.single(secretAttributes(id)) else {
             throw OathStorageError.storageCorrupted("the credential \(id) has metadata but no secret")
         }
         return try await open(item, secret: secret, id: id)
-    }
-
-    private func single(_ attributes: [String: String]) async throws -> SecretService.Item? {
-        let items = try await keyring.search(attributes)
-        guard items.count <= 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
-        return items.first
     }
 
     /// The credential from its two items, each checked to belong to `id`.
@@ -177,23 +170,14 @@ public final class OathKeychainStorage: OathCounterStorage {
         }
         guard credential.id == id else { throw OathStorageError.storageCorrupted("the metadata of \(id) belongs to another credential") }
         guard let secret, let sealed = secret.secret else { throw OathStorageError.storageCorrupted("the credential \(id) has metadata but no secret") }
-        switch await sealer.opening([(sealed, field(id))])[0] {
-        case .success(let text): return credential.withSecret(text)
-        case .failure(let error):
-            if let error = error as? StorageError, case .corrupted = error {
-                throw OathStorageError.storageCorrupted("the secret of \(id) does not belong to it")
-            }
-            throw error
+        do {
+            return credential.withSecret(try await items.open(sealed, boundTo: field(id)))
+        } catch is SealedKeyringItems.Misplaced {
+            throw OathStorageError.storageCorrupted("the secret of \(id) does not belong to it")
         }
     }
 
     // MARK: - Locks and errors
-
-    private func exclusively<R>(_ body: () async throws -> R) async throws -> R {
-        let held = try await KeyringLock.named(service, timeout: keyring.timeout).exclusive()
-        defer { held.release() }
-        return try await body()
-    }
 
     /// Runs `body`, refusing biometric options and mapping errors onto ``OathStorageError``.
     private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {

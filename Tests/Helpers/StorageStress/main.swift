@@ -14,12 +14,15 @@
 //   coffer-stress crash-writer file|encrypted|sqlite DIR   saves increasing values until killed
 //   coffer-stress postgres-add URL KEK OWNER WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) for OWNER
 //   coffer-stress postgres-hotp URL KEK OWNER UUID COUNT   claims COUNT HOTP counters; prints each
+//   coffer-stress oath-hotp-keychain SERVICE ID COUNT  COUNT HOTP codes of credential ID through OathClient on
+//                                                         OathKeychainStorage(service:); prints each code's counter
 //   coffer-stress postgres-save URL KEK WRITER COUNT       saves COUNT values; prints "ack N" once each is
 //                                                         acknowledged, retrying (while the server is down) until it is
 //
 // Exit status 0 when every operation succeeded; otherwise problems go to stderr and the status
 // is 1.
 import CofferAuthenticator
+import CofferOath
 import CofferPostgres
 import CofferStorage
 import Foundation
@@ -172,6 +175,15 @@ case "sqlite-add":
         if !problems.isEmpty { fail(problems) }
     } catch {
         fail(["open: \(error)"])
+    }
+
+case "oath-hotp-keychain":
+    guard arguments.count == 4, let count = Int(arguments[3]) else { fail([usage]) }
+    do {
+        let client = try await OathClient.createClient { $0.storage = OathKeychainStorage(service: arguments[1], timeout: .seconds(60)) }
+        for _ in 0..<count { print(try await client.generateCodeWithValidity(arguments[2]).counter) }
+    } catch {
+        fail(["oath-hotp-keychain: \(error)"])
     }
 
 case "postgres-add", "postgres-hotp", "postgres-save":

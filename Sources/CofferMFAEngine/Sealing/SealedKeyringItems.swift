@@ -1,0 +1,60 @@
+import CofferStorage
+import Foundation
+
+/// Keyring items whose values are sealed and bound to where they belong, with the keyring's
+/// cross-process lock: what Ping's keychain storages (CofferOath, CofferPush) share.
+///
+/// Each value is sealed by a key kept in the keyring (`SecretServiceKeyStore`, alias
+/// `<keyAlias>`) and bound to a field name the caller gives (`push/<service>/<id>`), so a value
+/// moved onto another item's attributes does not open. Writes that must not interleave with
+/// another process's read-compare-write run in ``exclusively(_:)``.
+package struct SealedKeyringItems: Sendable {
+    /// The keyring connection.
+    package let keyring: SecretService
+    private let sealer: FieldSealer
+    private let lockName: String
+
+    /// Items sealed under `keyAlias`, locked by the keyring lock `lockName`.
+    package init(keyAlias: String, lockName: String, timeout: Duration) {
+        keyring = SecretService(timeout: timeout)
+        sealer = FieldSealer(encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: SecretServiceKeyStore(timeout: timeout)))
+        self.lockName = lockName
+    }
+
+    /// Runs `body` holding the keyring lock (waiting without blocking a thread).
+    package func exclusively<R>(_ body: () async throws -> R) async throws -> R {
+        let held = try await KeyringLock.named(lockName, timeout: keyring.timeout).exclusive()
+        defer { held.release() }
+        return try await body()
+    }
+
+    /// `text` sealed and bound to `field`.
+    package func seal(_ text: String, boundTo field: String) async throws -> Data {
+        try await sealer.sealing([(text, field)])[0]
+    }
+
+    /// The text of `sealed`, which must be bound to `field`; a value bound elsewhere or damaged
+    /// throws ``Misplaced``.
+    package func open(_ sealed: Data, boundTo field: String) async throws -> String {
+        switch await sealer.opening([(sealed, field)])[0] {
+        case .success(let text): return text
+        case .failure(let error):
+            switch error as? StorageError {
+            case .identityMismatch?, .corrupted?: throw Misplaced(field: field)
+            default: throw error
+            }
+        }
+    }
+
+    /// The one item with `attributes`, or `nil`; more than one is ``KeychainError/ambiguous(attributes:count:)``.
+    package func single(_ attributes: [String: String]) async throws -> SecretService.Item? {
+        let items = try await keyring.search(attributes)
+        guard items.count <= 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
+        return items.first
+    }
+
+    /// A sealed value that does not belong where it was found (moved from another item, or damaged).
+    package struct Misplaced: Error, Sendable {
+        package let field: String
+    }
+}
