@@ -15,7 +15,9 @@ struct KeychainStorageClientTests {
     func conforms() async throws {
         let encryptor = try SecuredKeyEncryptor.make(keyAlias: "org.coffer.tests.client")
         try await StorageClientConformance(makeClient: {
-            KeychainStorageClient(encryptor: encryptor, servicePrefix: Self.prefix())
+            // A minute per keyring call: every keyring suite shares one gnome-keyring, and under a
+            // full run a listing of 200 accounts can take longer than the default 10 s.
+            KeychainStorageClient(encryptor: encryptor, servicePrefix: Self.prefix(), timeout: .seconds(60))
         }).run()
     }
 
