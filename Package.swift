@@ -48,6 +48,7 @@ let package = Package(
             dependencies: [
                 "CofferStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(
@@ -144,6 +145,7 @@ let package = Package(
             name: "CofferOathTests",
             dependencies: [
                 "CofferOath", "CofferPush", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -16,6 +16,7 @@
 //   coffer-stress postgres-hotp URL KEK OWNER UUID COUNT   claims COUNT HOTP counters; prints each
 //   coffer-stress oath-hotp-keychain SERVICE ID COUNT  COUNT HOTP codes of credential ID through OathClient on
 //                                                         OathKeychainStorage(service:); prints each code's counter
+//   coffer-stress oath-hotp-sqlite DB KEYS ID COUNT   the same on SQLiteOathStorage(path: DB) sealed with keys in KEYS
 //   coffer-stress postgres-save URL KEK WRITER COUNT       saves COUNT values; prints "ack N" once each is
 //                                                         acknowledged, retrying (while the server is down) until it is
 //
@@ -184,6 +185,17 @@ case "oath-hotp-keychain":
         for _ in 0..<count { print(try await client.generateCodeWithValidity(arguments[2]).counter) }
     } catch {
         fail(["oath-hotp-keychain: \(error)"])
+    }
+
+case "oath-hotp-sqlite":
+    guard arguments.count == 5, let count = Int(arguments[4]) else { fail([usage]) }
+    do {
+        let storage = try SQLiteOathStorage(
+            path: arguments[1], encryptor: AESGCMEncryptor(keyAlias: "oath", keyStore: FileKeyStore(directory: URL(fileURLWithPath: arguments[2]))))
+        let client = try await OathClient.createClient { $0.storage = storage }
+        for _ in 0..<count { print(try await client.generateCodeWithValidity(arguments[3]).counter) }
+    } catch {
+        fail(["oath-hotp-sqlite: \(error)"])
     }
 
 case "postgres-add", "postgres-hotp", "postgres-save":

@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 
 /// What a mechanism's sealed secret is bound to in ``SQLiteStorageClient``.
@@ -17,7 +18,7 @@ package enum MechanismBinding {
     /// `mechanism/<uuid>/secret`: the UUID only.
     static let legacy = 1
     /// `mechanism/<uuid>/secret` followed by the bound columns.
-    static let full = 2
+    static let full = RowBinding.version
 
     /// The identity of `mechanism`'s secret, as it will be stored.
     package static func secretIdentity(_ mechanism: Mechanism) -> String {
@@ -36,9 +37,6 @@ package enum MechanismBinding {
     /// The full binding of the secret of mechanism `uuid` whose bound columns (issuer, account
     /// name, type, algorithm, digits, period, counter, as stored) are `columns`.
     package static func secretIdentity(uuid: String, columns: [String]) -> String {
-        // A JSON array of strings: unambiguous whatever the names contain, and the same bytes
-        // every time for the same values.
-        let encoded = (try? JSONEncoder().encode(columns)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-        return "mechanism/\(uuid)/secret#v\(full)" + encoded
+        RowBinding.identity("mechanism/\(uuid)/secret", columns: columns)
     }
 }

@@ -10,51 +10,6 @@ import GRDB
 /// name are bound to the sealed secret (`MechanismBinding`). Times are REAL seconds since Foundation's reference date
 /// (2001-01-01 00:00:00 UTC), which round-trips a `Date` exactly.
 enum SQLiteSchema {
-    /// Coffer's mark in a database header (`PRAGMA application_id`): "Cofr".
-    static let applicationID: Int32 = 0x436F_6672
-
-    /// The schema version written into the header (`PRAGMA user_version`): how many migrations
-    /// have run.
-    static var headerVersion: Int32 { Int32(migrator.migrations.count) }
-
-    /// Whether the file at `path` is, by its 100-byte header alone, one of Coffer's databases in
-    /// WAL mode at a schema this build knows: then opening it for writing changes nothing in
-    /// it, and the read-only inspection can be skipped. Anything else (a new empty file,
-    /// another program's database, a newer Coffer's, damage) is inspected read-only first.
-    static func isKnownCofferDatabase(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path), let header = try? handle.read(upToCount: 100) else { return false }
-        try? handle.close()
-        func integer(at offset: Int) -> Int32 {
-            Int32(bitPattern: header[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) })
-        }
-        return header.count == 100 && header.starts(with: Array("SQLite format 3\u{0}".utf8)) && header[18] == 2 && header[19] == 2
-            && integer(at: 68) == applicationID && (1...headerVersion).contains(integer(at: 60))
-    }
-
-    /// Marks the database as Coffer's, at the current schema (once; a no-op afterwards).
-    static func markHeader(_ writer: some DatabaseWriter) throws {
-        let (application, version) = try writer.read { db in
-            (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0, try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0)
-        }
-        guard application != applicationID || version != headerVersion else { return }
-        try writer.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA application_id = \(applicationID)")
-            try db.execute(sql: "PRAGMA user_version = \(headerVersion)")
-        }
-    }
-
-    /// Refuses a database that is not Coffer's (tables, but no migrations Coffer ran) or that a
-    /// newer Coffer migrated further than this one knows, before anything is written to it.
-    static func checkOwnership(_ db: Database, path: String) throws {
-        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-        if !tables.isEmpty, !tables.contains("grdb_migrations") {
-            throw StorageError.corrupted(location: path, reason: "it is a SQLite database, but not Coffer's: it holds tables Coffer did not make (\(tables.prefix(3).joined(separator: ", ")))")
-        }
-        if try migrator.hasBeenSuperseded(db) {
-            throw StorageError.corrupted(location: path, reason: "it was written by a newer version of Coffer than this one; upgrade Coffer to use it")
-        }
-    }
-
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: accounts, mechanisms, notifications, device token") { db in

@@ -49,34 +49,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         self.path = path
         self.sealer = FieldSealer(encryptor: encryptor)
         self.diagnostics = ClientDiagnostics(logger: logger, store: path)
-        try Self.createPrivately(path)
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.foreignKeysEnabled = true
-        // Opening switches a new file to WAL and runs migrations; processes opening one new file
-        // at once would otherwise get "database is locked" (that switch ignores the busy
-        // timeout). One open at a time, across processes.
-        let opening = FileLock(path: path + ".open-lock")
-        do {
-            database = try opening.withExclusiveLock {
-                // A file that is not Coffer's must not be touched, and opening a pool writes to a
-                // database: unless its header shows one of Coffer's own (the common case, which
-                // then skips a connection), it is inspected read-only first.
-                if !SQLiteSchema.isKnownCofferDatabase(path) {
-                    var inspecting = Configuration()
-                    inspecting.readonly = true
-                    inspecting.busyMode = .timeout(10)
-                    try DatabaseQueue(path: path, configuration: inspecting).read { try SQLiteSchema.checkOwnership($0, path: path) }
-                }
-                let pool = try DatabasePool(path: path, configuration: configuration)
-                try pool.read { try SQLiteSchema.checkOwnership($0, path: path) }
-                try SQLiteSchema.migrator.migrate(pool)
-                try SQLiteSchema.markHeader(pool)
-                return pool
-            }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
-            throw StorageError.corrupted(location: path, reason: "it is not a SQLite database, or it is damaged (SQLite says: \(error.message ?? "\(error.resultCode)"))")
-        }
+        database = try SQLiteDatabaseFile.open(path: path, migrator: SQLiteSchema.migrator)
         keyState = Mutex(.unchecked)
     }
 
@@ -570,15 +543,4 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         diagnostics.readable(operation, record(), body)
     }
 
-    /// Creates the database file 0600 (its directory 0700) when missing, and checks the file,
-    /// its directory and SQLite's companion files with ``FileTrust`` before SQLite opens them:
-    /// a database, journal or directory that another user owns or can write to is refused.
-    private static func createPrivately(_ path: String) throws {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileTrust.prepareDirectory(directory)
-        close(try FileTrust.openOrCreate(path, .file))
-        for companion in ["-wal", "-shm", "-journal"] {
-            try FileTrust.checkExistingFile(path + companion, .file)
-        }
-    }
 }

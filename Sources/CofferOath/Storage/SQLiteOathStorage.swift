@@ -1,0 +1,201 @@
+import CofferMFACommons
+import CofferMFAEngine
+import CofferStorage
+import Foundation
+import GRDB
+
+/// ``OathStorage`` on one SQLite file, through GRDB: Android's table (`mfa_oath_data`), with
+/// what Android leaves in the clear sealed.
+///
+/// - The secret is sealed by the encryptor you give (for example
+///   `AESGCMEncryptor(keyAlias:keyStore:)`) and bound to its row and to the columns that decide
+///   which code it makes under which name (issuer, account, type, algorithm, digits, period,
+///   counter): a secret copied to another row, or a row whose counter was rolled back or whose
+///   issuer was swapped, does not open (``OathStorageError/storageCorrupted(_:)``).
+/// - The HOTP counter moves by compare-and-swap (``advanceOathCounter(credentialId:check:)``):
+///   processes sharing the file never get the same counter.
+/// - The file is created 0600 in a 0700 directory, checked before use, in WAL mode with a busy
+///   timeout, so several processes can share it; a file that is not Coffer's is refused.
+/// - Credentials are listed oldest first; a row that cannot be read is logged and skipped in
+///   listings, and named by ``retrieveOathCredential(credentialId:)``.
+public final class SQLiteOathStorage: OathCounterStorage {
+    /// The database file.
+    public let path: String
+    private let database: DatabasePool
+    private let sealer: FieldSealer
+    private let logger: any CofferMFACommons.Logger
+
+    /// Opens (creating and migrating when needed) the database at `path`, sealing secrets with
+    /// `encryptor`; rows a listing skips are logged to `logger` (default `LogManager.logger`).
+    public init(path: String, encryptor: any Encryptor, logger: (any CofferMFACommons.Logger)? = nil) throws {
+        self.path = path
+        self.sealer = FieldSealer(encryptor: encryptor)
+        self.logger = logger ?? LogManager.logger
+        self.database = try SQLiteDatabaseFile.open(path: path, migrator: SQLiteOathSchema.migrator)
+    }
+
+    public func storeOathCredential(_ credential: OathCredential) async throws {
+        try await run("store credential") {
+            let sealed = try await sealer.sealing([(credential.secret, Self.identity(credential))])[0]
+            try await database.write { db in
+                try db.execute(sql: """
+                    INSERT INTO mfa_oath_data (id, user_id, resource_id, issuer, display_issuer, account_name, display_account_name,
+                        type, secret, algorithm, digits, period, counter, created_at, image_url, background_color, policies,
+                        locking_policy, is_locked)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, resource_id = excluded.resource_id,
+                        issuer = excluded.issuer, display_issuer = excluded.display_issuer, account_name = excluded.account_name,
+                        display_account_name = excluded.display_account_name, type = excluded.type, secret = excluded.secret,
+                        algorithm = excluded.algorithm, digits = excluded.digits, period = excluded.period, counter = excluded.counter,
+                        created_at = excluded.created_at, image_url = excluded.image_url, background_color = excluded.background_color,
+                        policies = excluded.policies, locking_policy = excluded.locking_policy, is_locked = excluded.is_locked
+                    """, arguments: Self.arguments(credential, sealed: sealed))
+            }
+        }
+    }
+
+    public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
+        try await run("retrieve credential") {
+            guard let row = try await database.read({ db in try Self.stored(db, id: credentialId) }) else { return nil }
+            return try await open(row)
+        }
+    }
+
+    /// Every readable credential, oldest first; a row that cannot be read is skipped.
+    public func getAllOathCredentials() async throws -> [OathCredential] {
+        try await run("retrieve credentials") {
+            let rows = try await database.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM mfa_oath_data ORDER BY created_at, id").map { row in
+                    Result { try StoredCredential(row) }.mapError { UnreadableRow(id: row["id"] as String? ?? "?", reason: "\($0)") }
+                }
+            }
+            var readable: [StoredCredential] = []
+            for row in rows {
+                switch row {
+                case .success(let stored): readable.append(stored)
+                case .failure(let failure):
+                    logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
+                }
+            }
+            let opened = await sealer.opening(readable.map { ($0.sealed, Self.identity($0.credential)) })
+            return zip(readable, opened).compactMap { entry, secret in
+                switch secret {
+                case .success(let text): return entry.credential.withSecret(text)
+                case .failure(let error):
+                    logger.w("Skipped an OATH credential whose secret does not open (\(entry.credential.id))", error: error)
+                    return nil
+                }
+            }
+        }
+    }
+
+    public func removeOathCredential(credentialId: String) async throws -> Bool {
+        try await run("remove credential") {
+            try await database.write { db in
+                try db.execute(sql: "DELETE FROM mfa_oath_data WHERE id = ?", arguments: [credentialId])
+                return db.changesCount > 0
+            }
+        }
+    }
+
+    public func clearOathCredentials() async throws {
+        try await run("clear credentials") {
+            try await database.write { try $0.execute(sql: "DELETE FROM mfa_oath_data") }
+        }
+    }
+
+    /// Reads the row, checks it, and moves its counter on by compare-and-swap (re-sealing the
+    /// secret under the new counter); retried when another process moved it first.
+    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+        try await run("store credential") {
+            while true {
+                guard let row = try await database.read({ db in try Self.stored(db, id: credentialId) }) else { return nil }
+                let current = try await open(row)
+                try check(current)
+                let next = try current.advanced()
+                let sealed = try await sealer.sealing([(next.secret, Self.identity(next))])[0]
+                let oldSecret = row.sealed
+                let swapped = try await database.write { db in
+                    try db.execute(sql: "UPDATE mfa_oath_data SET counter = ?, secret = ? WHERE id = ? AND counter = ? AND secret = ?",
+                                   arguments: [next.counter, sealed, credentialId, current.counter, oldSecret])
+                    return db.changesCount == 1
+                }
+                if swapped { return current }
+            }
+        }
+    }
+
+    // MARK: - Rows
+
+    /// What the secret of `credential` is sealed under: its id and the columns that decide its codes.
+    private static func identity(_ credential: OathCredential) -> String {
+        RowBinding.identity("oath/\(credential.id)/secret", columns: [
+            credential.issuer, credential.accountName, credential.type, credential.algorithm,
+            String(credential.digits), String(credential.period), String(credential.counter),
+        ])
+    }
+
+    private static func arguments(_ credential: OathCredential, sealed: Data) -> StatementArguments {
+        [credential.id, credential.userId, credential.resourceId, credential.issuer, credential.displayIssuer, credential.accountName,
+         credential.displayAccountName, credential.oathType.rawValue.uppercased(), sealed, credential.algorithm, credential.digits,
+         credential.period, credential.counter, credential.createdAt.timeIntervalSinceReferenceDate, credential.imageURL,
+         credential.backgroundColor, credential.policies, credential.lockingPolicy, credential.isLocked]
+    }
+
+    /// The stored row of credential `id`, or `nil`.
+    private static func stored(_ db: Database, id: String) throws -> StoredCredential? {
+        try Row.fetchOne(db, sql: "SELECT * FROM mfa_oath_data WHERE id = ?", arguments: [id]).map(StoredCredential.init)
+    }
+
+    /// The credential of `row`, its secret opened under the row's own binding.
+    private func open(_ row: StoredCredential) async throws -> OathCredential {
+        let credential = row.credential
+        switch await sealer.opening([(row.sealed, Self.identity(credential))])[0] {
+        case .success(let secret): return credential.withSecret(secret)
+        case .failure(let error):
+            if case .identityMismatch? = error as? StorageError {
+                throw OathStorageError.storageCorrupted("the secret of \(credential.id) does not belong to its row as it is (moved, or a column edited)")
+            }
+            throw error
+        }
+    }
+
+    private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
+        do { return try await body() } catch let error as OathStorageError { throw error } catch let error as OathError { throw error } catch {
+            throw OathStorageError.storageFailure("Failed to \(operation)", error)
+        }
+    }
+}
+
+/// A row of `mfa_oath_data` as read: the credential without its secret, and the sealed secret.
+private struct StoredCredential: Sendable {
+    let credential: OathCredential
+    let sealed: Data
+
+    /// The row's columns; a column of the wrong type or value is
+    /// ``OathStorageError/storageCorrupted(_:)``.
+    init(_ row: Row) throws {
+        let id: String = row["id"] ?? ""
+        guard let type = OathType(rawValue: (row["type"] as String? ?? "").lowercased()),
+              let algorithm = OathAlgorithm(rawValue: row["algorithm"] as String? ?? ""),
+              let issuer: String = row["issuer"], let accountName: String = row["account_name"],
+              let digits: Int = row["digits"], let period: Int = row["period"], let counter: Int = row["counter"],
+              let created: Double = row["created_at"], let sealed: Data = row["secret"] else {
+            throw OathStorageError.storageCorrupted("the row of \(id) has a column of the wrong type or value")
+        }
+        self.sealed = sealed
+        credential = OathCredential(
+            id: id, userId: row["user_id"], resourceId: row["resource_id"], issuer: issuer, displayIssuer: row["display_issuer"],
+            accountName: accountName, displayAccountName: row["display_account_name"], oathType: type, oathAlgorithm: algorithm,
+            digits: digits, period: period, counter: counter, createdAt: Date(timeIntervalSinceReferenceDate: created),
+            imageURL: row["image_url"], backgroundColor: row["background_color"], policies: row["policies"],
+            lockingPolicy: row["locking_policy"], isLocked: row["is_locked"] ?? false, secretKey: "")
+    }
+}
+
+/// A row a listing could not read, and why.
+private struct UnreadableRow: Error, Sendable, CustomStringConvertible {
+    let id: String
+    let reason: String
+    var description: String { reason }
+}

@@ -1,0 +1,91 @@
+import CofferOath
+import CofferStorage
+import CofferStorageTesting
+import Foundation
+import GRDB
+import TestSupport
+import Synchronization
+import Testing
+
+@Suite("SQLiteOathStorage on real SQLite files")
+struct SQLiteOathStorageTests {
+    static let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+
+    func storage(_ directory: TemporaryDirectory, name: String = "oath.sqlite") throws -> SQLiteOathStorage {
+        try SQLiteOathStorage(path: directory.url.appendingPathComponent(name).path,
+                              encryptor: AESGCMEncryptor(keyAlias: "oath", keyStore: FileKeyStore(directory: directory.url.appendingPathComponent("keys"))))
+    }
+
+    @Test("conforms (a file per check)")
+    func conforms() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let counter = Counter()
+        try await OathStorageConformance(makeStorage: { try storage(directory, name: "oath-\(counter.next()).sqlite") }).run()
+    }
+
+    @Test("the file is 0600; the secret is sealed; a rolled-back counter, a swapped issuer or a moved secret does not open")
+    func tamper() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try storage(directory)
+        for id in ["a", "b"] {
+            try await storage.storeOathCredential(OathCredential(id: id, issuer: "Bank \(id)", accountName: id, oathType: .hotp, counter: 5, secretKey: Self.secret))
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: storage.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let raw = try DatabaseQueue(path: storage.path)
+        let blob = try await raw.read { try Data.fetchOne($0, sql: "SELECT secret FROM mfa_oath_data WHERE id = 'a'") }
+        #expect(blob.map { !String(decoding: $0, as: UTF8.self).contains(Self.secret) } == true)
+
+        try await raw.write { try $0.execute(sql: "UPDATE mfa_oath_data SET counter = 1 WHERE id = 'a'") }
+        await expectCorrupted { try await storage.retrieveOathCredential(credentialId: "a") }
+        try await raw.write { try $0.execute(sql: "UPDATE mfa_oath_data SET counter = 5, issuer = 'Bank b' WHERE id = 'a'") }
+        await expectCorrupted { try await storage.retrieveOathCredential(credentialId: "a") }
+        try await raw.write { try $0.execute(sql: "UPDATE mfa_oath_data SET issuer = 'Bank a', secret = (SELECT secret FROM mfa_oath_data WHERE id = 'b') WHERE id = 'a'") }
+        await expectCorrupted { try await storage.retrieveOathCredential(credentialId: "a") }
+        #expect(try await storage.getAllOathCredentials().map(\.id) == ["b"], "a listing skips the damaged row and keeps the other")
+        let client = try await OathClient.createClient { $0.storage = storage }
+        await #expect(throws: OathStorageError.self) { try await client.generateCode("a") }
+    }
+
+    @Test("4 processes × 50 HOTP codes of one credential on one file: 200 distinct counters, the counter 200 on")
+    func fourProcesses() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try storage(directory)
+        let client = try await OathClient.createClient { $0.storage = storage }
+        let credential = try await client.addCredentialFromUri("otpauth://hotp/Race:alice?secret=\(Self.secret)")
+        let outputs = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    try await CofferProcess.run(executable: try CofferProcess.builtExecutable("coffer-stress"),
+                                                ["oath-hotp-sqlite", storage.path, directory.url.appendingPathComponent("keys").path, credential.id, "50"],
+                                                deadline: .seconds(300))
+                }
+            }
+            return try await group.reduce(into: [CofferProcess.Result]()) { $0.append($1) }
+        }
+        #expect(outputs.allSatisfy { $0.status == 0 }, "\(outputs.map(\.stderr))")
+        let counters = outputs.flatMap { $0.stdout.split(separator: "\n").compactMap { Int($0) } }
+        #expect(counters.count == 200 && Set(counters).count == 200, "\(Set(counters).count) distinct of \(counters.count)")
+        #expect(try await storage.retrieveOathCredential(credentialId: credential.id)?.counter == 200)
+    }
+
+    private func expectCorrupted(_ body: () async throws -> OathCredential?) async {
+        do {
+            _ = try await body()
+            Issue.record("a tampered row opened")
+        } catch let error as OathStorageError {
+            guard case .storageCorrupted = error else { Issue.record("\(error)"); return }
+        } catch {
+            Issue.record("untyped: \(error)")
+        }
+    }
+}
+
+/// Numbers for file names, shared by the conformance kit's calls.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}
