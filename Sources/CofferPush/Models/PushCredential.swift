@@ -180,3 +180,14 @@ public struct PushCredential: Codable, Identifiable, Sendable, CustomStringConve
         try container.encode(platform, forKey: .platform)
     }
 }
+
+extension PushCredential {
+    /// This credential with `secret` as its shared secret (what storages do after opening it).
+    func withSecret(_ secret: String) -> PushCredential {
+        PushCredential(
+            id: id, userId: userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer, accountName: accountName,
+            displayAccountName: displayAccountName, serverEndpoint: serverEndpoint, sharedSecret: secret, createdAt: createdAt,
+            imageURL: imageURL, backgroundColor: backgroundColor, policies: policies, lockingPolicy: lockingPolicy,
+            isLocked: isLocked, platform: platform)
+    }
+}

@@ -171,3 +171,13 @@ public struct PushNotification: Codable, Identifiable, Sendable, CustomStringCon
         try container.encode(pending, forKey: .pending)
     }
 }
+
+extension PushNotification {
+    /// This notification with its sealed fields opened (what storages do after reading a row).
+    func withSealedFields(challenge: String?, loadBalancer: String?) -> PushNotification {
+        PushNotification(
+            id: id, credentialId: credentialId, ttl: ttl, messageId: messageId, messageText: messageText, customPayload: customPayload,
+            challenge: challenge, numbersChallenge: numbersChallenge, loadBalancer: loadBalancer, contextInfo: contextInfo,
+            pushType: pushType, createdAt: createdAt, sentAt: sentAt, respondedAt: respondedAt, approved: approved, pending: pending)
+    }
+}
