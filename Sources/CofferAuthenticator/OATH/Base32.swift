@@ -16,7 +16,7 @@ public enum Base32 {
     public static func decode(_ text: String) throws(DecodingError) -> Data {
         let decoded: (bytes: Data, symbols: Int)
         do {
-            decoded = try Base32Codec.decode(text, skipping: [" ", "-", "=", "\t"])
+            decoded = try Base32Codec.decodeSecret(text)
         } catch {
             let position = error.position
             let offset = text.index(text.startIndex, offsetBy: position)

@@ -43,6 +43,12 @@ package enum Base32Codec {
         return (output, symbols)
     }
 
+    /// Decodes a secret as people type and paste it: case, spaces, tabs, `-` and `=` anywhere
+    /// ignored. Every reader of a stored or typed secret uses this one rule.
+    package static func decodeSecret(_ text: some StringProtocol) throws(Failure) -> (bytes: Data, symbols: Int) {
+        try decode(text, skipping: [" ", "-", "=", "\t"])
+    }
+
     /// Encodes `data`, padded with `=` to a multiple of 8 characters when `padded`.
     package static func encode(_ data: Data, padded: Bool = false) -> String {
         var output = [UInt8]()

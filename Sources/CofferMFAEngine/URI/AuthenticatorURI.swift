@@ -68,7 +68,7 @@ package struct AuthenticatorURI: Sendable {
         guard let secret = parameters["secret"] else { throw .missingParameter("secret") }
         let decoded: (bytes: Data, symbols: Int)
         do {
-            decoded = try Base32Codec.decode(secret, skipping: [" ", "-", "=", "\t"])
+            decoded = try Base32Codec.decodeSecret(secret)
         } catch {
             let position = error.position
             throw .invalidParameter(name: "secret", reason: "the secret is not base32: character \(position + 1) is not a letter A–Z or a digit 2–7")

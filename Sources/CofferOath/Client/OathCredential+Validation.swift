@@ -23,7 +23,7 @@ extension OathCredential {
     func key() throws -> Data {
         let decoded: (bytes: Data, symbols: Int)
         do {
-            decoded = try Base32Codec.decode(secretKey, skipping: [" ", "-", "=", "\t"])
+            decoded = try Base32Codec.decodeSecret(secretKey)
         } catch {
             let position = error.position
             throw OathError.invalidSecret("character \(position + 1) is not a letter A–Z or a digit 2–7")
@@ -43,11 +43,10 @@ extension OathCredential {
             switch oathType {
             case .totp:
                 guard period > 0 else { throw OathError.invalidParameterValue("period must be positive") }
-                let seconds = Int64(now.timeIntervalSince1970)
-                let step = seconds / Int64(period)
-                let code = try OneTimePassword.hotp(key: try key(), counter: UInt64(max(0, step)), digits: digits, hash: hash)
-                let remaining = Int((step + 1) * Int64(period) - seconds)
-                return .forTotp(code: code, timeRemaining: remaining, totalPeriod: period)
+                let code = try OneTimePassword.totp(key: try key(), at: now, period: period, digits: digits, hash: hash)
+                // Ping's rule: whole seconds to the end of the step, 1…period.
+                let remaining = Int(code.end.timeIntervalSince1970) - Int(now.timeIntervalSince1970)
+                return .forTotp(code: code.code, timeRemaining: remaining, totalPeriod: period)
             case .hotp:
                 guard counter >= 0, counter < Int.max else { throw OathError.invalidParameterValue("counter must be from 0 to \(Int.max - 1)") }
                 let code = try OneTimePassword.hotp(key: try key(), counter: UInt64(counter), digits: digits, hash: hash)

@@ -137,13 +137,7 @@ actor PushService {
         if let userId = message.userId, !userId.isEmpty,
            let credential = try? await storage.retrievePushCredential(credentialId: message.credentialId),
            (credential.userId ?? "").isEmpty {
-            let updated = PushCredential(
-                id: credential.id, userId: userId, resourceId: credential.resourceId, issuer: credential.issuer,
-                displayIssuer: credential.displayIssuer, accountName: credential.accountName,
-                displayAccountName: credential.displayAccountName, serverEndpoint: credential.serverEndpoint,
-                sharedSecret: credential.secret, createdAt: credential.createdAt, imageURL: credential.imageURL,
-                backgroundColor: credential.backgroundColor, policies: credential.policies, lockingPolicy: credential.lockingPolicy,
-                isLocked: credential.isLocked, platform: credential.platform)
+            let updated = credential.replacing(userId: userId)
             do { try await storage.storePushCredential(updated); remember(updated) } catch {
                 logger.w("Could not record the user id of \(credential.id)", error: error)
             }

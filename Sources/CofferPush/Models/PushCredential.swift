@@ -182,12 +182,13 @@ public struct PushCredential: Codable, Identifiable, Sendable, CustomStringConve
 }
 
 extension PushCredential {
-    /// This credential with `secret` as its shared secret (what storages do after opening it).
-    func withSecret(_ secret: String) -> PushCredential {
+    /// This credential with another user id or shared secret (what storages do after opening
+    /// the secret, and the client when a notification names the user).
+    func replacing(userId: String? = nil, sharedSecret: String? = nil) -> PushCredential {
         PushCredential(
-            id: id, userId: userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer, accountName: accountName,
-            displayAccountName: displayAccountName, serverEndpoint: serverEndpoint, sharedSecret: secret, createdAt: createdAt,
-            imageURL: imageURL, backgroundColor: backgroundColor, policies: policies, lockingPolicy: lockingPolicy,
-            isLocked: isLocked, platform: platform)
+            id: id, userId: userId ?? self.userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer,
+            accountName: accountName, displayAccountName: displayAccountName, serverEndpoint: serverEndpoint,
+            sharedSecret: sharedSecret ?? self.sharedSecret, createdAt: createdAt, imageURL: imageURL, backgroundColor: backgroundColor,
+            policies: policies, lockingPolicy: lockingPolicy, isLocked: isLocked, platform: platform)
     }
 }

@@ -255,7 +255,7 @@ public final class SQLitePushStorage: PushStorage {
                 let stored = try row.get()
                 guard case .credential(let credential, let sealed) = stored else { continue }
                 let opened = await sealer.opening([(sealed, Self.identity(credential))])[0]
-                result.append(credential.withSecret(try Self.opened(opened, credential.id)))
+                result.append(credential.replacing(sharedSecret: try Self.opened(opened, credential.id)))
             } catch {
                 guard skipping else { throw error }
                 logger.w("Skipped a push credential that cannot be read", error: error)
