@@ -95,7 +95,10 @@ let package = Package(
             dependencies: [
                 "CofferStorage",
                 "CofferMFAEngine",
+                "CofferMFACommons",
                 "CofferAuthenticator",
+                "CofferOath",
+                "CofferPush",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -156,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "CofferPostgresTests",
             dependencies: [
-                "CofferPostgres", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                "CofferPostgres", "CofferAuthenticator", "CofferOath", "CofferPush", "CofferStorage", "CofferStorageTesting", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

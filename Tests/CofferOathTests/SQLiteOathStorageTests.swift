@@ -56,19 +56,9 @@ struct SQLiteOathStorageTests {
         let storage = try storage(directory)
         let client = try await OathClient.createClient { $0.storage = storage }
         let credential = try await client.addCredentialFromUri("otpauth://hotp/Race:alice?secret=\(Self.secret)")
-        let outputs = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    try await CofferProcess.run(executable: try CofferProcess.builtExecutable("coffer-stress"),
-                                                ["oath-hotp-sqlite", storage.path, directory.url.appendingPathComponent("keys").path, credential.id, "50"],
-                                                deadline: .seconds(300))
-                }
-            }
-            return try await group.reduce(into: [CofferProcess.Result]()) { $0.append($1) }
-        }
-        #expect(outputs.allSatisfy { $0.status == 0 }, "\(outputs.map(\.stderr))")
-        let counters = outputs.flatMap { $0.stdout.split(separator: "\n").compactMap { Int($0) } }
-        #expect(counters.count == 200 && Set(counters).count == 200, "\(Set(counters).count) distinct of \(counters.count)")
+        let run = try await CofferProcess.stressAtOnce(["oath-hotp-sqlite", storage.path, directory.url.appendingPathComponent("keys").path, credential.id, "50"])
+        #expect(run.allSucceeded, "\(run.failures)")
+        #expect(run.numbers.count == 200 && Set(run.numbers).count == 200, "\(Set(run.numbers).count) distinct of \(run.numbers.count)")
         #expect(try await storage.retrieveOathCredential(credentialId: credential.id)?.counter == 200)
     }
 

@@ -36,7 +36,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
 
     public func storeOathCredential(_ credential: OathCredential) async throws {
         try await run("store credential") {
-            let sealed = try await sealer.sealing([(credential.secret, Self.identity(credential))])[0]
+            let sealed = try await sealer.sealing([(credential.secret, credential.sealedSecretIdentity)])[0]
             try await database.write { db in
                 try db.execute(sql: """
                     INSERT INTO mfa_oath_data (id, user_id, resource_id, issuer, display_issuer, account_name, display_account_name,
@@ -77,7 +77,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
                     logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
                 }
             }
-            let opened = await sealer.opening(readable.map { ($0.sealed, Self.identity($0.credential)) })
+            let opened = await sealer.opening(readable.map { ($0.sealed, $0.credential.sealedSecretIdentity) })
             return zip(readable, opened).compactMap { entry, secret in
                 switch secret {
                 case .success(let text): return entry.credential.withSecret(text)
@@ -113,7 +113,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
                 let current = try await open(row)
                 try check(current)
                 let next = try current.advanced()
-                let sealed = try await sealer.sealing([(next.secret, Self.identity(next))])[0]
+                let sealed = try await sealer.sealing([(next.secret, next.sealedSecretIdentity)])[0]
                 let oldSecret = row.sealed
                 let swapped = try await database.write { db in
                     try db.execute(sql: "UPDATE mfa_oath_data SET counter = ?, secret = ? WHERE id = ? AND counter = ? AND secret = ?",
@@ -126,14 +126,6 @@ public final class SQLiteOathStorage: OathCounterStorage {
     }
 
     // MARK: - Rows
-
-    /// What the secret of `credential` is sealed under: its id and the columns that decide its codes.
-    private static func identity(_ credential: OathCredential) -> String {
-        RowBinding.identity("oath/\(credential.id)/secret", columns: [
-            credential.issuer, credential.accountName, credential.type, credential.algorithm,
-            String(credential.digits), String(credential.period), String(credential.counter),
-        ])
-    }
 
     private static func arguments(_ credential: OathCredential, sealed: Data) -> StatementArguments {
         [credential.id, credential.userId, credential.resourceId, credential.issuer, credential.displayIssuer, credential.accountName,
@@ -150,7 +142,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
     /// The credential of `row`, its secret opened under the row's own binding.
     private func open(_ row: StoredCredential) async throws -> OathCredential {
         let credential = row.credential
-        switch await sealer.opening([(row.sealed, Self.identity(credential))])[0] {
+        switch await sealer.opening([(row.sealed, credential.sealedSecretIdentity)])[0] {
         case .success(let secret): return credential.withSecret(secret)
         case .failure(let error):
             if case .identityMismatch? = error as? StorageError {

@@ -85,6 +85,56 @@ enum PostgresSchema {
             "CREATE POLICY coffer_change_keys ON coffer_keys FOR UPDATE USING (owner = current_user) WITH CHECK (owner = current_user)",
             "CREATE POLICY coffer_remove_keys ON coffer_keys FOR DELETE USING (owner = current_user)",
         ]),
+        // Ping's current authenticator storage (PostgresOathStorage, PostgresPushStorage): Android's
+        // tables and columns with an owner in front of every key, the secret, challenges, cookies
+        // and device tokens sealed, and the same row-level security as the tables above.
+        // Notifications carry no foreign key (Ping stores one for a credential it does not know);
+        // removing a credential deletes its notifications in the same transaction instead.
+        Migration(version: 3, name: "Ping's OATH and push storage", statements: [
+            """
+            CREATE TABLE coffer_oath_credentials (
+                owner text NOT NULL, id text NOT NULL, user_id text, resource_id text, issuer text NOT NULL,
+                display_issuer text NOT NULL, account_name text NOT NULL, display_account_name text NOT NULL, type text NOT NULL,
+                secret bytea NOT NULL, algorithm text NOT NULL, digits integer NOT NULL, period integer NOT NULL,
+                counter bigint NOT NULL, created_at double precision NOT NULL, image_url text, background_color text,
+                policies text, locking_policy text, is_locked boolean NOT NULL,
+                PRIMARY KEY (owner, id))
+            """,
+            "CREATE INDEX coffer_oath_credentials_by_time ON coffer_oath_credentials (owner, created_at, id)",
+            """
+            CREATE TABLE coffer_push_credentials (
+                owner text NOT NULL, id text NOT NULL, user_id text, resource_id text NOT NULL, issuer text NOT NULL,
+                display_issuer text NOT NULL, account_name text NOT NULL, display_account_name text NOT NULL,
+                server_endpoint text NOT NULL, shared_secret bytea NOT NULL, platform text NOT NULL,
+                created_at double precision NOT NULL, image_url text, background_color text, policies text,
+                locking_policy text, is_locked boolean NOT NULL,
+                PRIMARY KEY (owner, id))
+            """,
+            """
+            CREATE TABLE coffer_push_notifications (
+                owner text NOT NULL, id text NOT NULL, credential_id text NOT NULL, message_id text NOT NULL,
+                message_text text, custom_payload text, challenge bytea, numbers_challenge text, amlb_cookie bytea,
+                context_info text, push_type text NOT NULL, ttl integer NOT NULL, pending boolean NOT NULL,
+                approved boolean NOT NULL, created_at double precision NOT NULL, sent_at double precision,
+                responded_at double precision,
+                PRIMARY KEY (owner, id))
+            """,
+            "CREATE INDEX coffer_push_notifications_by_time ON coffer_push_notifications (owner, created_at, id)",
+            "CREATE INDEX coffer_push_notifications_by_credential ON coffer_push_notifications (owner, credential_id, created_at, id)",
+            "CREATE INDEX coffer_push_notifications_by_message ON coffer_push_notifications (owner, message_id, created_at, id)",
+            "CREATE INDEX coffer_push_notifications_pending ON coffer_push_notifications (owner, created_at, id) WHERE pending",
+            """
+            CREATE TABLE coffer_push_device_tokens (
+                owner text NOT NULL, id text NOT NULL, token bytea NOT NULL, created_at double precision NOT NULL,
+                is_current boolean NOT NULL,
+                PRIMARY KEY (owner, id))
+            """,
+            // One current token per owner: two processes storing a token at once cannot both win.
+            "CREATE UNIQUE INDEX coffer_push_device_tokens_current ON coffer_push_device_tokens (owner) WHERE is_current",
+        ] + ["coffer_oath_credentials", "coffer_push_credentials", "coffer_push_notifications", "coffer_push_device_tokens"].flatMap { table in [
+            "ALTER TABLE \(table) ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY coffer_own_rows ON \(table) USING (owner = current_user) WITH CHECK (owner = current_user)",
+        ] }),
     ]
 
     /// The newest version this build knows.

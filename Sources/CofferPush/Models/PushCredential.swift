@@ -184,7 +184,7 @@ public struct PushCredential: Codable, Identifiable, Sendable, CustomStringConve
 extension PushCredential {
     /// This credential with another user id or shared secret (what storages do after opening
     /// the secret, and the client when a notification names the user).
-    func replacing(userId: String? = nil, sharedSecret: String? = nil) -> PushCredential {
+    package func replacing(userId: String? = nil, sharedSecret: String? = nil) -> PushCredential {
         PushCredential(
             id: id, userId: userId ?? self.userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer,
             accountName: accountName, displayAccountName: displayAccountName, serverEndpoint: serverEndpoint,

@@ -174,7 +174,7 @@ public struct PushNotification: Codable, Identifiable, Sendable, CustomStringCon
 
 extension PushNotification {
     /// This notification with its sealed fields opened (what storages do after reading a row).
-    func withSealedFields(challenge: String?, loadBalancer: String?) -> PushNotification {
+    package func withSealedFields(challenge: String?, loadBalancer: String?) -> PushNotification {
         PushNotification(
             id: id, credentialId: credentialId, ttl: ttl, messageId: messageId, messageText: messageText, customPayload: customPayload,
             challenge: challenge, numbersChallenge: numbersChallenge, loadBalancer: loadBalancer, contextInfo: contextInfo,

@@ -36,7 +36,7 @@ public final class SQLitePushStorage: PushStorage {
 
     public func storePushCredential(_ credential: PushCredential) async throws {
         try await run("store credential") {
-            let sealed = try await sealer.sealing([(credential.secret, Self.identity(credential))])[0]
+            let sealed = try await sealer.sealing([(credential.secret, credential.sealedSecretIdentity)])[0]
             try await database.write { db in
                 try db.execute(sql: """
                     INSERT OR REPLACE INTO mfa_push_credentials (id, user_id, resource_id, issuer, display_issuer, account_name,
@@ -93,7 +93,7 @@ public final class SQLitePushStorage: PushStorage {
 
     public func storePushNotification(_ notification: PushNotification) async throws {
         try await run("store notification") {
-            let fields = Self.fields(notification)
+            let fields = notification.sealedFieldIdentities
             let sealed = try await sealer.sealing([(notification.challenge ?? "", fields.challenge), (notification.loadBalancer ?? "", fields.cookie)])
             try await database.write { db in
                 try db.execute(sql: """
@@ -162,7 +162,7 @@ public final class SQLitePushStorage: PushStorage {
     /// Makes `token` the one current token (earlier ones are kept, not current, as on Android).
     public func storePushDeviceToken(_ token: PushDeviceToken) async throws {
         try await run("store device token") {
-            let sealed = try await sealer.sealing([(token.token, "push/token/\(token.id)")])[0]
+            let sealed = try await sealer.sealing([(token.token, token.sealedIdentity)])[0]
             try await database.write { db in
                 try db.execute(sql: "UPDATE mfa_push_device_tokens SET is_current = 0")
                 try db.execute(sql: "INSERT OR REPLACE INTO mfa_push_device_tokens (id, token_id, created_at, is_current) VALUES (?, ?, ?, 1)",
@@ -178,7 +178,7 @@ public final class SQLitePushStorage: PushStorage {
                 return (row["id"], row["token_id"], row["created_at"])
             }
             guard let (id, sealed, created) = row else { return nil }
-            let token = try await sealer.opening([(sealed, "push/token/\(id)")])[0].get()
+            let token = try await sealer.opening([(sealed, PushDeviceToken.sealedIdentity(id: id))])[0].get()
             return PushDeviceToken(id: id, token: token, createdAt: Date(timeIntervalSinceReferenceDate: created))
         }
     }
@@ -236,25 +236,13 @@ public final class SQLitePushStorage: PushStorage {
 
     // MARK: - Rows
 
-    private static func identity(_ credential: PushCredential) -> String {
-        RowBinding.identity("push/credential/\(credential.id)/secret", columns: [
-            credential.issuer, credential.accountName, credential.serverEndpoint, credential.platform.rawValue,
-        ])
-    }
-
-    private static func fields(_ notification: PushNotification) -> (challenge: String, cookie: String) {
-        let base = "push/notification/\(notification.id)"
-        let columns = [notification.credentialId, notification.messageId]
-        return (RowBinding.identity(base + "/challenge", columns: columns), RowBinding.identity(base + "/amlb", columns: columns))
-    }
-
     private func openCredentials(_ rows: [Result<StoredRow, UnreadablePushRow>], skipping: Bool) async throws -> [PushCredential] {
         var result: [PushCredential] = []
         for row in rows {
             do {
                 let stored = try row.get()
                 guard case .credential(let credential, let sealed) = stored else { continue }
-                let opened = await sealer.opening([(sealed, Self.identity(credential))])[0]
+                let opened = await sealer.opening([(sealed, credential.sealedSecretIdentity)])[0]
                 result.append(credential.replacing(sharedSecret: try Self.opened(opened, credential.id)))
             } catch {
                 guard skipping else { throw error }
@@ -274,7 +262,7 @@ public final class SQLitePushStorage: PushStorage {
             for row in rows {
                 do {
                     guard case .notification(let notification, let challenge, let cookie) = try row.get() else { continue }
-                    let fields = Self.fields(notification)
+                    let fields = notification.sealedFieldIdentities
                     var sealed: [(sealed: Data, field: String)] = []
                     if let challenge { sealed.append((challenge, fields.challenge)) }
                     if let cookie { sealed.append((cookie, fields.cookie)) }

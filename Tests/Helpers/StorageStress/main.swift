@@ -17,6 +17,7 @@
 //   coffer-stress oath-hotp-keychain SERVICE ID COUNT  COUNT HOTP codes of credential ID through OathClient on
 //                                                         OathKeychainStorage(service:); prints each code's counter
 //   coffer-stress oath-hotp-sqlite DB KEYS ID COUNT   the same on SQLiteOathStorage(path: DB) sealed with keys in KEYS
+//   coffer-stress oath-hotp-postgres URL KEK OWNER ID COUNT  the same on PostgresOathStorage(owner: OWNER)
 //   coffer-stress postgres-save URL KEK WRITER COUNT       saves COUNT values; prints "ack N" once each is
 //                                                         acknowledged, retrying (while the server is down) until it is
 //
@@ -198,7 +199,7 @@ case "oath-hotp-sqlite":
         fail(["oath-hotp-sqlite: \(error)"])
     }
 
-case "postgres-add", "postgres-hotp", "postgres-save":
+case "postgres-add", "postgres-hotp", "postgres-save", "oath-hotp-postgres":
     guard arguments.count >= 5, let count = Int(arguments.last!) else { fail([usage]) }
     do {
         var options = CofferDatabase.Configuration.Options()
@@ -232,6 +233,10 @@ case "postgres-add", "postgres-hotp", "postgres-save":
                 }
             }
             if !problems.isEmpty { fail(problems) }
+        case "oath-hotp-postgres":
+            let storage = PostgresOathStorage(database: database, owner: arguments[3])
+            let client = try await OathClient.createClient { $0.storage = storage }
+            for _ in 0..<count { print(try await client.generateCodeWithValidity(arguments[4]).counter) }
         case "postgres-hotp":
             let client = PostgresStorageClient(database: database, owner: arguments[3])
             for _ in 0..<count { print(try await client.advanceCounter(of: arguments[4]).counter) }
