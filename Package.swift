@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CofferOath", targets: ["CofferOath"]),
         .library(name: "CofferPush", targets: ["CofferPush"]),
         .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
+        .library(name: "CofferAuthMigration", targets: ["CofferAuthMigration"]),
         .executable(name: "coffer", targets: ["coffer"]),
     ],
     dependencies: [
@@ -106,6 +107,10 @@ let package = Package(
             ]
         ),
         .target(
+            name: "CofferAuthMigration",
+            dependencies: ["CofferAuthenticator", "CofferMFACommons", "CofferOath", "CofferPush"]
+        ),
+        .target(
             name: "CofferStorageTesting",
             dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPush"]
         ),
@@ -153,13 +158,18 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "CofferAuthMigrationTests",
+            dependencies: ["CofferAuthMigration", "CofferAuthenticator", "CofferOath", "CofferPush", "CofferMFACommons", "CofferStorage", "TestSupport"]
+        ),
+        .testTarget(
             name: "CofferPushTests",
             dependencies: ["CofferPush", "CofferMFACommons", "CofferStorage", "CofferStorageTesting"]
         ),
         .testTarget(
             name: "CofferPostgresTests",
             dependencies: [
-                "CofferPostgres", "CofferAuthenticator", "CofferOath", "CofferPush", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                "CofferPostgres", "CofferAuthenticator", "CofferAuthMigration", "CofferOath", "CofferPush", "CofferStorage",
+                "CofferStorageTesting", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import CofferAuthenticator
+import CofferAuthMigration
 import CofferOath
 import CofferPostgres
 import CofferPush
@@ -243,6 +244,29 @@ struct PostgresPingStorageTests {
             #expect(try await TestPostgres.psql(url, "SELECT count(*) FROM coffer_push_device_tokens WHERE is_current") == "1")
             #expect(try await TestPostgres.psql(url, "SELECT count(*) FROM coffer_push_device_tokens") == "8")
             #expect(try await storage.getCurrentPushDeviceToken()?.token.hasPrefix("token-") == true)
+        }
+    }
+
+    @Test("a legacy PostgresStorageClient owner moves into PostgresOathStorage and PostgresPushStorage in one call, once")
+    func migratesFromLegacy() async throws {
+        try await TestPostgres.withDatabase { database, _ in
+            let legacy = PostgresStorageClient(database: database, owner: "alice")
+            try await legacy.insert(Mechanism(mechanismUUID: "hotp-1", issuer: "Bank", accountName: "alice", type: .hotp, secret: Self.secret, counter: 3))
+            let pushMechanism = Mechanism(mechanismUUID: "push-1", issuer: "AM", accountName: "alice", type: .push, secret: Self.sharedSecret,
+                                          authenticationEndpoint: URL(string: "https://am.example.com/push?_action=authenticate"))
+            try await legacy.insert(pushMechanism)
+            try await legacy.save(CofferAuthenticator.PushNotification(messageId: "m1", mechanismUUID: "push-1", challenge: Self.challenge))
+            try await legacy.save(CofferAuthenticator.PushDeviceToken(tokenId: "device-token"))
+            let oath = PostgresOathStorage(database: database, owner: "alice"), push = PostgresPushStorage(database: database, owner: "alice")
+            let report = try await AuthMigration.move(from: legacy, oath: oath, push: push, sourceName: "postgres")
+            #expect(report == AuthMigration.Report(oathCredentials: 1, pushCredentials: 1, notifications: 1, pushDeviceToken: true))
+            let left = try await legacy.recordCounts()
+            #expect(left.accounts == 0 && left.mechanisms == 0 && left.notifications == 0, "the legacy owner let go of everything")
+            #expect(try await oath.retrieveOathCredential(credentialId: "hotp-1")?.counter == 3)
+            #expect(try await push.getNotificationByMessageId(messageId: "m1")?.challenge == Self.challenge)
+            #expect(try await push.getCurrentPushDeviceToken()?.token == "device-token")
+            #expect(try await AuthMigration.move(from: legacy, oath: oath, push: push, sourceName: "postgres") == AuthMigration.Report())
+            #expect(try await oath.getAllOathCredentials().count == 1)
         }
     }
 

@@ -13,9 +13,14 @@ extension MfaPolicyEvaluator {
     /// - no policies: unchanged, whatever the state (a lock set by hand stays);
     /// - unlocked and a policy fails: locked by that policy (`unknown` if it has no name);
     /// - locked and every policy passes: unlocked;
-    /// - locked and another policy fails: locked by that one.
+    /// - locked and another policy fails: locked by that one;
+    /// - locked by a migration that is moving the credential (``migrationLock``): unchanged,
+    ///   whatever its policies say, until the migration lets go.
     package func lockState(policies: String?, isLocked: Bool, lockingPolicy: String?) async -> (isLocked: Bool, lockingPolicy: String?)? {
         guard let policies, !policies.isEmpty else { return nil }
+        if isLocked, let lockingPolicy, lockingPolicy == Self.migrationLock || lockingPolicy.hasPrefix(Self.migrationLock + " from ") {
+            return nil
+        }
         let result = await evaluate(credentialPolicies: policies)
         if result.isFailure {
             let name = result.nonCompliancePolicyName.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
@@ -23,4 +28,9 @@ extension MfaPolicyEvaluator {
         }
         return isLocked ? (false, nil) : nil
     }
+
+    /// The locking policy a migration gives a copy while it moves (`coffer-migration`, or
+    /// `coffer-migration from <source>`), the same as the legacy `StorageMigration.movingPolicy`:
+    /// the copy issues no code until its source has let go of it, so no HOTP code is issued twice.
+    package static let migrationLock = "coffer-migration"
 }

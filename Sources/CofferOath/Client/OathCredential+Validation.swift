@@ -5,7 +5,7 @@ extension OathCredential {
     /// Ping's checks before a credential is added or saved: digits 4–8; TOTP period 1–300;
     /// HOTP counter from 0; a secret of 1–1024 characters; issuer and account name of 1–256.
     /// Coffer also refuses a secret that is not base32 here, not at the first code.
-    func validate() throws {
+    package func validate() throws {
         guard (4...8).contains(digits) else { throw OathError.invalidParameterValue("digits must be from 4 to 8") }
         if oathType == .totp, !(1...300).contains(period) { throw OathError.invalidParameterValue("period must be from 1 to 300 seconds") }
         if oathType == .hotp, counter < 0 { throw OathError.invalidParameterValue("counter must not be negative") }

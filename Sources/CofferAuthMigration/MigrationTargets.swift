@@ -1,0 +1,144 @@
+import CofferOath
+import CofferPush
+import Foundation
+
+/// The new storages as a migration writes them: every write accepts the migration's own
+/// earlier copy (a re-run), refuses to overwrite anything else, and never lowers a counter.
+struct MigrationTargets {
+    let oath: any OathStorage
+    let push: any PushStorage
+    /// The lock moving copies carry.
+    let policy: String
+
+    /// Unlocks copies an earlier run from the same source locked and the source has since let go
+    /// of (that run was cut short between the two).
+    func unlockLeftBehind(except moving: Set<String>) async throws(AuthMigration.Failure) {
+        let stored = try await attempt("read the OATH credentials") { try await oath.getAllOathCredentials() }
+        for credential in stored where credential.isLocked && credential.lockingPolicy == policy && !moving.contains(credential.id) {
+            try await unlock(credential.id)
+        }
+    }
+
+    func copy(_ token: PushDeviceToken) async throws(AuthMigration.Failure) {
+        let current = try await attempt("read the push device token") { try await push.getCurrentPushDeviceToken() }
+        if let current {
+            guard current.token == token.token else {
+                throw .targetConflict("The new push storage has another current device token than the legacy storage")
+            }
+            return
+        }
+        try await attempt("store the push device token") { try await push.storePushDeviceToken(token) }
+    }
+
+    /// Stores `moving` (the locked copy), or accepts the stored copy of an earlier run, raising
+    /// its counter to the source's and locking it again.
+    func copy(_ credential: OathCredential, moving: OathCredential) async throws(AuthMigration.Failure) {
+        guard let existing = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: credential.id) }) else {
+            try await attempt("store the OATH credential of \(credential.issuer): \(credential.accountName)") { try await oath.storeOathCredential(moving) }
+            return
+        }
+        guard LegacyMapping.same(existing, credential) else {
+            throw .targetConflict("The new OATH storage holds a different credential under the id of \(credential.issuer): \(credential.accountName)")
+        }
+        try await raiseCounter(of: credential.id, to: credential.counter)
+        if moving.isLocked, !existing.isLocked {
+            guard var relocked = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: credential.id) }) else {
+                throw .targetFailed("The OATH credential of \(credential.issuer): \(credential.accountName) disappeared from the new storage")
+            }
+            relocked.lockCredential(policyName: policy)
+            let locked = relocked
+            try await attempt("lock the OATH credential") { try await oath.storeOathCredential(locked) }
+        }
+    }
+
+    func copy(_ credential: PushCredential) async throws(AuthMigration.Failure) {
+        guard let existing = try await attempt("read a push credential", { try await push.retrievePushCredential(credentialId: credential.id) }) else {
+            try await attempt("store the push credential of \(credential.issuer): \(credential.accountName)") { try await push.storePushCredential(credential) }
+            return
+        }
+        guard LegacyMapping.same(existing, credential) else {
+            throw .targetConflict("The new push storage holds a different credential under the id of \(credential.issuer): \(credential.accountName)")
+        }
+    }
+
+    func copy(_ notification: PushNotification) async throws(AuthMigration.Failure) {
+        guard let existing = try await attempt("read a notification", { try await push.retrievePushNotification(notificationId: notification.id) }) else {
+            try await attempt("store a notification") { try await push.storePushNotification(notification) }
+            return
+        }
+        guard LegacyMapping.same(existing, notification) else {
+            throw .targetConflict("The new push storage holds a different notification under the id of message \(notification.messageId)")
+        }
+    }
+
+    /// Reads everything back: every copy equal to what was written (an OATH counter at least the
+    /// source's, locked while it moves), every notification there, the token current.
+    func verify(_ plan: MigrationPlan) async throws(AuthMigration.Failure) {
+        if let token = plan.token {
+            let current = try await attempt("read the push device token") { try await push.getCurrentPushDeviceToken() }
+            guard current?.token == token.token else { throw .verificationFailed("The push device token") }
+        }
+        for entry in plan.oath {
+            let stored = try await attempt("read an OATH credential") { try await oath.retrieveOathCredential(credentialId: entry.credential.id) }
+            guard let stored, LegacyMapping.same(stored, entry.credential), stored.counter >= entry.credential.counter,
+                  stored.isLocked == entry.moving.isLocked else {
+                throw .verificationFailed("The OATH credential of \(entry.title)")
+            }
+        }
+        for entry in plan.push {
+            let stored = try await attempt("read a push credential") { try await push.retrievePushCredential(credentialId: entry.credential.id) }
+            guard let stored, LegacyMapping.same(stored, entry.credential) else { throw .verificationFailed("The push credential of \(entry.title)") }
+            for notification in entry.notifications {
+                let copy = try await attempt("read a notification") { try await push.retrievePushNotification(notificationId: notification.id) }
+                guard let copy, LegacyMapping.same(copy, notification) else { throw .verificationFailed("A notification of \(entry.title)") }
+            }
+        }
+    }
+
+    /// Moves the copy's counter up to at least `counter`, never down: by the storage's atomic
+    /// advance when it has one, else by reading and storing.
+    func raiseCounter(of id: String, to counter: Int) async throws(AuthMigration.Failure) {
+        if let counting = oath as? any OathCounterStorage {
+            while true {
+                do {
+                    let before = try await counting.advanceOathCounter(credentialId: id) { current in
+                        guard current.counter < counter else { throw CounterReached() }
+                    }
+                    guard let before, before.counter + 1 < counter else { return }
+                } catch is CounterReached {
+                    return
+                } catch {
+                    throw .targetFailed("Could not raise a HOTP counter (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
+                }
+            }
+        }
+        guard var stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
+              stored.counter < counter else { return }
+        stored.counter = counter
+        let raised = stored
+        try await attempt("raise a HOTP counter") { try await oath.storeOathCredential(raised) }
+    }
+
+    /// Unlocks the copy if this migration's lock is still on it (a policy's lock stays).
+    func unlock(_ id: String) async throws(AuthMigration.Failure) {
+        guard var stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
+              stored.isLocked, stored.lockingPolicy == policy else { return }
+        stored.unlockCredential()
+        let unlocked = stored
+        try await attempt("unlock the OATH credential of \(stored.issuer): \(stored.accountName)") { try await oath.storeOathCredential(unlocked) }
+    }
+
+    /// Runs a storage call, its error a ``AuthMigration/Failure/targetFailed(_:)`` naming what
+    /// was being done.
+    @discardableResult
+    private func attempt<R>(_ what: String, _ body: () async throws -> R) async throws(AuthMigration.Failure) -> R {
+        do {
+            return try await body()
+        } catch {
+            throw .targetFailed("Could not \(what) (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
+        }
+    }
+}
+
+/// Thrown by the counter check when the copy's counter is already where it must be.
+private struct CounterReached: Error {}

@@ -1,0 +1,203 @@
+import CofferAuthenticator
+import CofferAuthMigration
+import CofferMFACommons
+import CofferOath
+import CofferPush
+import CofferStorage
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// A policy whose answer the test chooses.
+struct Switch: MfaPolicy {
+    let name = "switch"
+    let compliant: @Sendable () -> Bool
+    func evaluate(data: [String: Any]?) async throws -> Bool { compliant() }
+}
+
+@Suite("AuthMigration: the legacy StorageClient into OathStorage and PushStorage")
+struct AuthMigrationTests {
+    /// RFC 4226's key in base32.
+    static let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+    static let pushSecret = "b3VyIHNoYXJlZCBzZWNyZXQgb2YgMzIgYnl0ZXMhIQ=="
+    static let added = Date(timeIntervalSinceReferenceDate: 700_000_000)
+
+    /// A legacy store as a ForgeRock app leaves it: a HOTP and a TOTP mechanism of one account, a
+    /// push mechanism with two notifications, a Steam account, a device token.
+    static func legacyStore(_ client: any StorageClient) {
+        let bank = Account(issuer: "Bank", accountName: "alice", displayIssuer: "Bank Inc", imageURL: "https://bank.example/logo.png",
+                           timeAdded: added)
+        let am = Account(issuer: "AM", accountName: "alice", timeAdded: added)
+        let steam = Account(issuer: "Steam", accountName: "gamer", timeAdded: added)
+        for account in [bank, am, steam] { client.setAccount(account: account) }
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "hotp-1", issuer: "Bank", accountName: "alice", type: .hotp,
+                                                 secret: secret, counter: 7, uid: "user-1", timeAdded: added))
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "totp-1", issuer: "Bank", accountName: "alice", type: .totp,
+                                                 secret: secret, algorithm: .sha256, digits: 8, period: 60, timeAdded: added))
+        client.setMechanism(mechanism: Mechanism(
+            mechanismUUID: "push-1", issuer: "AM", accountName: "alice", type: .push, secret: pushSecret, uid: "user-1",
+            resourceId: "resource-1", timeAdded: added,
+            registrationEndpoint: URL(string: "https://am.example.com/am/json/push/sns/message?_action=register"),
+            authenticationEndpoint: URL(string: "https://am.example.com/am/json/push/sns/message?_action=authenticate")))
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "steam-1", issuer: "Steam", accountName: "gamer", type: .steam,
+                                                 secret: secret, digits: 5, timeAdded: added))
+        client.setNotification(notification: CofferAuthenticator.PushNotification(
+            messageId: "m1", mechanismUUID: "push-1", challenge: "Y2hhbGxlbmdlLTE=", ttl: 120, timeAdded: added, loadBalanceKey: "amlb=1",
+            message: "Sign in?", numbersChallenge: "12,34,56", pushType: "challenge"))
+        client.setNotification(notification: CofferAuthenticator.PushNotification(
+            messageId: "m2", mechanismUUID: "push-1", challenge: "Y2hhbGxlbmdlLTI=", timeAdded: added.addingTimeInterval(5), pending: false,
+            approved: true))
+        client.setPushDeviceToken(CofferAuthenticator.PushDeviceToken(tokenId: "device-token-1", timeAdded: added))
+    }
+
+    /// The targets hold exactly what the fixture moves, once, with the HOTP counter at `counter`;
+    /// the source holds only what the targets cannot (the Steam account).
+    static func expectMoved(_ source: MemoryStorageClient, _ oath: MemoryOathStorage, _ push: MemoryPushStorage, counter: Int = 7,
+                            sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let credentials = try await oath.getAllOathCredentials().sorted { $0.id < $1.id }
+        #expect(credentials.map(\.id) == ["hotp-1", "totp-1"], sourceLocation: sourceLocation)
+        let hotp = try #require(credentials.first)
+        #expect(hotp.counter == counter && hotp.secret == secret && hotp.displayIssuer == "Bank Inc" && hotp.userId == "user-1"
+                && hotp.imageURL == "https://bank.example/logo.png" && !hotp.isLocked && hotp.createdAt == added, sourceLocation: sourceLocation)
+        #expect(credentials[1].oathAlgorithm == .sha256 && credentials[1].digits == 8 && credentials[1].period == 60, sourceLocation: sourceLocation)
+        let pushed = try await push.getAllPushCredentials()
+        #expect(pushed.map(\.id) == ["push-1"], sourceLocation: sourceLocation)
+        #expect(pushed.first?.serverEndpoint == "https://am.example.com/am/json/push/sns/message" && pushed.first?.secret == pushSecret
+                && pushed.first?.resourceId == "resource-1", sourceLocation: sourceLocation)
+        let notifications = try await push.getAllPushNotifications()
+        #expect(notifications.map(\.messageId) == ["m2", "m1"], "both carried, once each", sourceLocation: sourceLocation)
+        let first = try #require(try await push.getNotificationByMessageId(messageId: "m1"))
+        #expect(first.challenge == "Y2hhbGxlbmdlLTE=" && first.loadBalancer == "amlb=1" && first.pushType == .challenge && first.pending
+                && first.numbersChallenge == "12,34,56" && first.credentialId == "push-1", sourceLocation: sourceLocation)
+        #expect(try await push.getNotificationByMessageId(messageId: "m2")?.approved == true, sourceLocation: sourceLocation)
+        #expect(try await push.getCurrentPushDeviceToken()?.token == "device-token-1", sourceLocation: sourceLocation)
+        #expect(source.getAllAccounts().map(\.issuer) == ["Steam"], sourceLocation: sourceLocation)
+        #expect(source.getMechanismForUUID(uuid: "steam-1") != nil && source.getPushDeviceToken() == nil
+                && source.getAllNotifications().isEmpty, sourceLocation: sourceLocation)
+    }
+
+    @Test("one call moves OATH, push, notifications and the token, ids kept; what Ping cannot hold stays; a second run changes nothing")
+    func moves() async throws {
+        let source = MemoryStorageClient()
+        Self.legacyStore(source)
+        let oath = MemoryOathStorage(), push = MemoryPushStorage()
+        let report = try await AuthMigration.move(from: source, oath: oath, push: push)
+        #expect(report.oathCredentials == 2 && report.pushCredentials == 1 && report.notifications == 2 && report.pushDeviceToken)
+        #expect(report.keptInSource.count == 1 && report.keptInSource[0].contains("Steam"), "\(report.keptInSource)")
+        try await Self.expectMoved(source, oath, push)
+
+        let again = try await AuthMigration.move(from: source, oath: oath, push: push)
+        #expect(again == AuthMigration.Report(keptInSource: report.keptInSource), "nothing more to move")
+        try await Self.expectMoved(source, oath, push)
+        // The moved HOTP credential goes on where the legacy one stopped: counter 7, RFC 4226's eighth code.
+        let client = try await OathClient.createClient { $0.storage = oath }
+        #expect(try await client.generateCode("hotp-1") == "162583")
+    }
+
+    @Test("killed after any write (targets' or source's) and run again: everything moved once, nothing lost, no counter lowered")
+    func killedAnywhere() async throws {
+        // How many writes a whole run makes.
+        let probe = WriteBudget(10_000)
+        let counted = MemoryStorageClient()
+        Self.legacyStore(counted)
+        _ = try await AuthMigration.move(from: DyingLegacyClient(counted, budget: probe), oath: DyingOathStorage(storage: MemoryOathStorage(), budget: probe),
+                                         push: DyingPushStorage(storage: MemoryPushStorage(), budget: probe))
+        let used = 10_000 - (0...10_000).first { _ in !probe.spend() }!
+        #expect(used > 10, "a run makes \(used) writes")
+        for allowed in 0..<used {
+            let source = MemoryStorageClient()
+            Self.legacyStore(source)
+            let oath = MemoryOathStorage(), push = MemoryPushStorage()
+            let budget = WriteBudget(allowed)
+            do {
+                _ = try await AuthMigration.move(from: DyingLegacyClient(source, budget: budget), oath: DyingOathStorage(storage: oath, budget: budget),
+                                                 push: DyingPushStorage(storage: push, budget: budget))
+                Issue.record("a run allowed \(allowed) of \(used) writes completed")
+            } catch {
+                #expect(budget.exhausted, "failed for another reason after \(allowed) writes: \(error)")
+            }
+            // Nothing is lost at the moment of the kill: each record is in the source or moved.
+            let held = Set(try await oath.getAllOathCredentials().map(\.id)).union(try await push.getAllPushCredentials().map(\.id))
+            for uuid in ["hotp-1", "totp-1", "push-1"] {
+                #expect(source.getMechanismForUUID(uuid: uuid) != nil || held.contains(uuid), "\(uuid) lost after \(allowed) writes")
+            }
+            _ = try await AuthMigration.move(from: source, oath: oath, push: push)
+            try await Self.expectMoved(source, oath, push)
+        }
+    }
+
+    @Test("a HOTP code issued from the legacy store while it moves is carried: the copy's counter is raised before the source lets go")
+    func counterCarried() async throws {
+        let source = MemoryStorageClient()
+        Self.legacyStore(source)
+        let oath = MemoryOathStorage(), push = MemoryPushStorage()
+        let legacy = DyingLegacyClient(source, budget: WriteBudget(10_000)) { client in
+            _ = try? client.advanceCounter(mechanismUUID: "hotp-1")
+            _ = try? client.advanceCounter(mechanismUUID: "hotp-1")
+        }
+        _ = try await AuthMigration.move(from: legacy, oath: oath, push: push)
+        try await Self.expectMoved(source, oath, push, counter: 9)
+        let client = try await OathClient.createClient { $0.storage = oath }
+        #expect(try await client.generateCode("hotp-1") == "520489", "counter 9, never 7 or 8 again")
+    }
+
+    @Test("a different credential under a needed id is a typed conflict: nothing overwritten, nothing removed from the source")
+    func conflict() async throws {
+        let source = MemoryStorageClient()
+        Self.legacyStore(source)
+        let oath = MemoryOathStorage(), push = MemoryPushStorage()
+        try await oath.storeOathCredential(OathCredential(id: "totp-1", issuer: "Other", accountName: "bob", oathType: .totp, secretKey: Self.secret))
+        do {
+            _ = try await AuthMigration.move(from: source, oath: oath, push: push)
+            Issue.record("a conflicting id was overwritten")
+        } catch {
+            guard case .targetConflict(let what) = error else { Issue.record("\(error)"); return }
+            #expect(what.contains("Bank: alice") && !what.contains(Self.secret))
+        }
+        #expect(try await oath.retrieveOathCredential(credentialId: "totp-1")?.issuer == "Other")
+        #expect(source.getAllAccounts().count == 3 && source.getMechanismForUUID(uuid: "hotp-1")?.counter == 7 && source.getPushDeviceToken() != nil)
+        // The copy made before the conflict stays locked: it issues no code while the source has it.
+        #expect(try await oath.retrieveOathCredential(credentialId: "hotp-1")?.isLocked == true)
+        let client = try await OathClient.createClient { $0.storage = oath }
+        await #expect(throws: OathError.self) { try await client.generateCode("hotp-1") }
+    }
+
+    @Test("a passing policy does not lift the migration's lock; it lifts its own")
+    func policiesKeepTheMigrationLock() async throws {
+        let oath = MemoryOathStorage()
+        let policies = #"{"switch":{}}"#
+        var moving = OathCredential(id: "m", issuer: "I", accountName: "a", oathType: .hotp, policies: policies, secretKey: Self.secret)
+        moving.lockCredential(policyName: AuthMigration.movingPolicy(from: "legacy"))
+        var policyLocked = OathCredential(id: "p", issuer: "I", accountName: "b", oathType: .hotp, policies: policies, secretKey: Self.secret)
+        policyLocked.lockCredential(policyName: "switch")
+        try await oath.storeOathCredential(moving)
+        try await oath.storeOathCredential(policyLocked)
+        let client = try await OathClient.createClient { config in
+            config.storage = oath
+            config.policyEvaluator = MfaPolicyEvaluator.create { $0.policies = [Switch { true }] }
+        }
+        let listed = Dictionary(uniqueKeysWithValues: try await client.getCredentials().map { ($0.id, $0.isLocked) })
+        #expect(listed == ["m": true, "p": false])
+    }
+
+    @Test("from a legacy SQLite file into SQLiteOathStorage and SQLitePushStorage: the same codes, the notifications, the token")
+    func sqliteFiles() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = FileKeyStore(directory: directory.url.appendingPathComponent("keys"))
+        let legacy = try SQLiteStorageClient(path: directory.appending("legacy.sqlite").path, encryptor: AESGCMEncryptor(keyAlias: "legacy", keyStore: keys))
+        Self.legacyStore(legacy)
+        let oath = try SQLiteOathStorage(path: directory.appending("oath.sqlite").path, encryptor: AESGCMEncryptor(keyAlias: "oath", keyStore: keys))
+        let push = try SQLitePushStorage(path: directory.appending("push.sqlite").path, encryptor: AESGCMEncryptor(keyAlias: "push", keyStore: keys))
+        let report = try await AuthMigration.move(from: legacy, oath: oath, push: push, sourceName: "sqlite:legacy.sqlite")
+        #expect(report.oathCredentials == 2 && report.pushCredentials == 1 && report.notifications == 2 && report.pushDeviceToken)
+        #expect(legacy.getAllAccounts().map(\.issuer) == ["Steam"])
+        let client = try await OathClient.createClient { $0.storage = oath }
+        #expect(try await client.generateCode("hotp-1") == "162583")
+        #expect(try await push.getNotificationByMessageId(messageId: "m1")?.challenge == "Y2hhbGxlbmdlLTE=")
+        #expect(try await push.getCurrentPushDeviceToken()?.token == "device-token-1")
+        #expect(try await AuthMigration.move(from: legacy, oath: oath, push: push, sourceName: "sqlite:legacy.sqlite").oathCredentials == 0)
+        #expect(try await oath.getAllOathCredentials().count == 2)
+    }
+}
