@@ -15,14 +15,16 @@ struct CofferBench: AsyncParsableCommand {
             read + AES-GCM open; P4 cached get vs a mutex-guarded read; P5 SQLite and keychain
             authenticator stores at scale; P6 `coffer code` cold start vs oathtool; P7 PostgresStorage
             throughput (64 tasks) vs the same SQL through a bare PostgresClient; P8 the PostgreSQL backends
-            at 1M values and 10k accounts / 30k mechanisms / 1M notifications.
+            at 1M values and 10k accounts / 30k mechanisms / 1M notifications; P9 SQLiteOathStorage at
+            10k credentials vs a bare GRDB read + AES-GCM open; P10 Ping's push storages at 1M notifications
+            (SQLite, PostgreSQL with --postgres; the keychain one at --keychain-notifications).
             """)
 
     @Option(help: ArgumentHelp("Where to put the stores (on the disk you want measured).", valueName: "dir"))
     var data: String
 
     @Option(help: "Which benchmarks to run, by id.")
-    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"]
+    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10"]
 
     @Flag(help: "Small sizes and few samples: checks that every benchmark runs, in about a minute.")
     var quick = false
@@ -47,6 +49,10 @@ struct CofferBench: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A PostgreSQL server's maintenance database URL (P7, P8); the benchmark makes a database of its own there.",
                                valueName: "url"))
     var postgres: String?
+
+    @Option(help: ArgumentHelp("How many notifications PushKeychainStorage holds for P10 (0: not measured; it needs a keyring).",
+                               valueName: "n"))
+    var keychainNotifications = 1_000
 
     @Option(help: ArgumentHelp("Also write the rows as JSON lines here.", valueName: "path"))
     var json: String?
@@ -89,6 +95,13 @@ struct CofferBench: AsyncParsableCommand {
         if !wanted.isDisjoint(with: ["P7", "P8"]) {
             guard let postgres else { throw ValidationError("P7 and P8 need --postgres") }
             try await PostgresBenchmark(adminURL: postgres, quick: quick, wanted: wanted).run(into: report)
+        }
+
+        if !wanted.isDisjoint(with: ["P9", "P10"]) {
+            let ping = PingStorageBenchmark(directory: directory, quick: quick, postgres: postgres,
+                                            keychainNotifications: keychainNotifications > 0 ? (quick ? 30 : keychainNotifications) : nil)
+            if wanted.contains("P9") { try await ping.runOath(into: report) }
+            if wanted.contains("P10") { try await ping.runPush(into: report) }
         }
 
         print(report.table())

@@ -122,7 +122,8 @@ enum PostgresSchema {
             "CREATE INDEX coffer_push_notifications_by_time ON coffer_push_notifications (owner, created_at, id)",
             "CREATE INDEX coffer_push_notifications_by_credential ON coffer_push_notifications (owner, credential_id, created_at, id)",
             "CREATE INDEX coffer_push_notifications_by_message ON coffer_push_notifications (owner, message_id, created_at, id)",
-            "CREATE INDEX coffer_push_notifications_pending ON coffer_push_notifications (owner, created_at, id) WHERE pending",
+            // Pending and not yet expired, by when they expire: expired ones, however many, are never visited.
+            "CREATE INDEX coffer_push_notifications_pending ON coffer_push_notifications (owner, (created_at + ttl)) WHERE pending",
             """
             CREATE TABLE coffer_push_device_tokens (
                 owner text NOT NULL, id text NOT NULL, token bytea NOT NULL, created_at double precision NOT NULL,

@@ -58,6 +58,14 @@ enum SQLitePushSchema {
                 t.column("is_current", .boolean).notNull()
             }
         }
+        migrator.registerMigration("v2: pending notifications by expiry") { db in
+            // getPendingPushNotifications asks for `pending = 1 AND created_at + ttl >= now`:
+            // this index answers it without visiting expired ones, however many there are.
+            // It replaces the index by (pending, created_at), which SQLite preferred and which
+            // walks every pending row, expired or not.
+            try db.execute(sql: "DROP INDEX idx_notification_pending")
+            try db.execute(sql: "CREATE INDEX idx_notification_pending_expiry ON mfa_push_notifications (created_at + ttl) WHERE pending = 1")
+        }
         return migrator
     }
 }

@@ -118,10 +118,14 @@ public final class SQLitePushStorage: PushStorage {
         try await notifications("retrieve notifications", "ORDER BY created_at DESC, id DESC", [], skipping: true)
     }
 
-    /// Pending ones by index, newest first, then those expired dropped.
+    /// Those pending and not expired, newest first: one indexed query, expiry decided in it
+    /// (so expired ones, however many, are never read).
     public func getPendingPushNotifications() async throws -> [PushNotification] {
-        try await notifications("retrieve notifications", "WHERE pending = 1 ORDER BY created_at DESC, id DESC", [], skipping: true)
-            .filter { !$0.isExpired }
+        let now = Date().timeIntervalSinceReferenceDate
+        // No ORDER BY: with one, SQLite walks the time index through every row; the few pending
+        // ones are put in order here.
+        return NotificationRules.newestFirst(try await notifications("retrieve notifications", "WHERE pending = 1 AND created_at + ttl >= ?",
+                                                                     [now], skipping: true).filter { !$0.isExpired })
     }
 
     public func retrievePushNotification(notificationId: String) async throws -> PushNotification? {
@@ -252,7 +256,8 @@ public final class SQLitePushStorage: PushStorage {
         return result
     }
 
-    private func notifications(_ operation: String, _ clause: String, _ arguments: [String], skipping: Bool) async throws -> [PushNotification] {
+    private func notifications(_ operation: String, _ clause: String, _ arguments: [any DatabaseValueConvertible & Sendable],
+                               skipping: Bool) async throws -> [PushNotification] {
         try await run(operation) {
             let rows = try await database.read { db in
                 try Row.fetchAll(db, sql: "SELECT * FROM mfa_push_notifications " + clause, arguments: StatementArguments(arguments))
