@@ -94,29 +94,35 @@ public enum AuthMigration {
 
     /// Moves every account's mechanisms, their notifications and the push device token from
     /// `source` into `oath` (TOTP and HOTP) and `push` (push), as the type's documentation
-    /// describes. `sourceName` names the source store, the same each time, when several may move
-    /// into the same targets.
+    /// describes. `sourceName` names the source store (`"keychain"`, a file's path), the same
+    /// each time and different for each store that may move into the same targets: it is in the
+    /// lock of the copies while they move, so that a run finishes only what an earlier run from
+    /// the same store left, never a move from another store still in flight.
     ///
     /// Stop using the legacy client for codes while it runs: a code it issues meanwhile is
     /// carried (the counter is raised), but only the migration's own reads see it.
     public static func move(from source: any StorageClient, oath: any OathStorage, push: any PushStorage,
-                            sourceName: String = "") async throws(Failure) -> Report {
+                            sourceName: String) async throws(Failure) -> Report {
         let policy = movingPolicy(from: sourceName)
         let plan = try MigrationPlan(reading: source, policy: policy)
         var report = Report(keptInSource: plan.kept)
         let targets = MigrationTargets(oath: oath, push: push, policy: policy)
 
         try await targets.unlockLeftBehind(except: Set(plan.oath.map(\.credential.id)))
-        if let token = plan.token { try await targets.copy(token) }
+        let tokenCopied = if let token = plan.token { try await targets.copy(token) } else { false }
+        if plan.token != nil, !tokenCopied {
+            report.keptInSource.append("the push device token: the new storage has another current one (registered since)")
+        }
         for entry in plan.oath { try await targets.copy(entry.credential, moving: entry.moving) }
         for entry in plan.push {
             try await targets.copy(entry.credential)
             for notification in entry.notifications { try await targets.copy(notification) }
         }
-        try await targets.verify(plan)
+        try await targets.verify(plan, tokenCopied: tokenCopied)
 
         // Only now does the source let go, record by record, by id.
-        if plan.token != nil {
+        // The token only if it is still the one copied (one registered meanwhile stays).
+        if let token = plan.token, tokenCopied, source.getPushDeviceToken()?.tokenId == token.token {
             guard source.removePushDeviceToken() || source.getPushDeviceToken() == nil else {
                 throw .sourceCleanupFailed("the push device token")
             }
@@ -134,7 +140,7 @@ public enum AuthMigration {
         }
         for entry in plan.oath {
             try await removeCarryingCounter(entry.mechanism, from: source, into: targets, title: entry.title)
-            try await targets.unlock(entry.credential.id)
+            try await targets.unlock(entry.credential.id, to: entry.credential)
             report.oathCredentials += 1
         }
         for account in plan.accounts where source.getAccount(accountIdentifier: account.identifier) != nil {

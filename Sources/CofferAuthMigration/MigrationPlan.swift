@@ -10,7 +10,7 @@ struct MigrationPlan {
         let mechanism: Mechanism
         /// The credential as the account and mechanism give it.
         let credential: OathCredential
-        /// As it is stored while it moves: locked by the migration, unless already locked by a policy.
+        /// As it is stored while it moves: locked by the migration.
         let moving: OathCredential
         let title: String
     }
@@ -38,7 +38,7 @@ struct MigrationPlan {
         let unreadableBefore = diagnostics?.unreadableRecordCount ?? 0
         accounts = source.getAllAccounts()
         let mechanisms = accounts.map { source.getMechanismsForAccount(account: $0) }
-        let notifications = mechanisms.map { $0.map { $0.type == .push ? source.getAllNotificationsForMechanism(mechanism: $0) : [] } }
+        let notifications = mechanisms.map { $0.map { source.getAllNotificationsForMechanism(mechanism: $0) } }
         token = source.getPushDeviceToken().map(LegacyMapping.deviceToken)
         if let diagnostics, diagnostics.unreadableRecordCount > unreadableBefore {
             let count = diagnostics.unreadableRecordCount - unreadableBefore
@@ -47,14 +47,20 @@ struct MigrationPlan {
         for (account, (owned, ownedNotifications)) in zip(accounts, zip(mechanisms, notifications)) {
             let title = "\(account.issuer): \(account.accountName)"
             for (mechanism, legacy) in zip(owned, ownedNotifications) {
-                do {
+                do throws(LegacyMapping.Unsupported) {
                     if mechanism.type == .push {
                         push.append(PushEntry(mechanism: mechanism, credential: try LegacyMapping.pushCredential(mechanism, of: account),
                                               legacyNotifications: legacy, notifications: legacy.map(LegacyMapping.notification), title: title))
                     } else {
+                        guard legacy.isEmpty else {
+                            throw LegacyMapping.Unsupported(reason: "it owns \(legacy.count) notification(s), which Ping's OATH module has no place for")
+                        }
                         let credential = try LegacyMapping.oathCredential(mechanism, of: account)
+                        // Locked by the migration even when a policy locked it: a policy's lock is
+                        // lifted when the policy passes, the migration's is not. Its own lock comes
+                        // back when the move ends.
                         var moving = credential
-                        if !moving.isLocked { moving.lockCredential(policyName: policy) }
+                        moving.lockCredential(policyName: policy)
                         oath.append(OathEntry(mechanism: mechanism, credential: credential, moving: moving, title: title))
                     }
                 } catch {

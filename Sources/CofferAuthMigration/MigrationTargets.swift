@@ -19,15 +19,15 @@ struct MigrationTargets {
         }
     }
 
-    func copy(_ token: PushDeviceToken) async throws(AuthMigration.Failure) {
-        let current = try await attempt("read the push device token") { try await push.getCurrentPushDeviceToken() }
-        if let current {
-            guard current.token == token.token else {
-                throw .targetConflict("The new push storage has another current device token than the legacy storage")
-            }
-            return
+    /// Stores the token unless the new storage has a current one; returns whether the legacy
+    /// token is there now (another current one means the app registered anew: the legacy token
+    /// stays where it is).
+    func copy(_ token: PushDeviceToken) async throws(AuthMigration.Failure) -> Bool {
+        if let current = try await attempt("read the push device token", { try await push.getCurrentPushDeviceToken() }) {
+            return current.token == token.token
         }
         try await attempt("store the push device token") { try await push.storePushDeviceToken(token) }
+        return true
     }
 
     /// Stores `moving` (the locked copy), or accepts the stored copy of an earlier run, raising
@@ -73,8 +73,8 @@ struct MigrationTargets {
 
     /// Reads everything back: every copy equal to what was written (an OATH counter at least the
     /// source's, locked while it moves), every notification there, the token current.
-    func verify(_ plan: MigrationPlan) async throws(AuthMigration.Failure) {
-        if let token = plan.token {
+    func verify(_ plan: MigrationPlan, tokenCopied: Bool) async throws(AuthMigration.Failure) {
+        if let token = plan.token, tokenCopied {
             let current = try await attempt("read the push device token") { try await push.getCurrentPushDeviceToken() }
             guard current?.token == token.token else { throw .verificationFailed("The push device token") }
         }
@@ -96,34 +96,34 @@ struct MigrationTargets {
     }
 
     /// Moves the copy's counter up to at least `counter`, never down: by the storage's atomic
-    /// advance when it has one, else by reading and storing.
+    /// advance when it has one (read, then advance; one caller more may push it one further,
+    /// which skips a code and never repeats one), else by reading and storing.
     func raiseCounter(of id: String, to counter: Int) async throws(AuthMigration.Failure) {
-        if let counting = oath as? any OathCounterStorage {
-            while true {
-                do {
-                    let before = try await counting.advanceOathCounter(credentialId: id) { current in
-                        guard current.counter < counter else { throw CounterReached() }
-                    }
-                    guard let before, before.counter + 1 < counter else { return }
-                } catch is CounterReached {
-                    return
-                } catch {
-                    throw .targetFailed("Could not raise a HOTP counter (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
-                }
+        while true {
+            guard let stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
+                  stored.counter < counter else { return }
+            if let counting = oath as? any OathCounterStorage {
+                try await attempt("raise a HOTP counter") { _ = try await counting.advanceOathCounter(credentialId: id) { _ in } }
+            } else {
+                var raised = stored
+                raised.counter = counter
+                let copy = raised
+                try await attempt("raise a HOTP counter") { try await oath.storeOathCredential(copy) }
+                return
             }
         }
-        guard var stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
-              stored.counter < counter else { return }
-        stored.counter = counter
-        let raised = stored
-        try await attempt("raise a HOTP counter") { try await oath.storeOathCredential(raised) }
     }
 
-    /// Unlocks the copy if this migration's lock is still on it (a policy's lock stays).
-    func unlock(_ id: String) async throws(AuthMigration.Failure) {
+    /// Takes this migration's lock off the copy, giving it back the lock state it had in the
+    /// source (`original`; unlocked when not known); a lock set since by a policy stays.
+    func unlock(_ id: String, to original: OathCredential? = nil) async throws(AuthMigration.Failure) {
         guard var stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
               stored.isLocked, stored.lockingPolicy == policy else { return }
-        stored.unlockCredential()
+        if let original, original.isLocked {
+            stored.lockCredential(policyName: original.lockingPolicy ?? "unknown")
+        } else {
+            stored.unlockCredential()
+        }
         let unlocked = stored
         try await attempt("unlock the OATH credential of \(stored.issuer): \(stored.accountName)") { try await oath.storeOathCredential(unlocked) }
     }
@@ -139,6 +139,3 @@ struct MigrationTargets {
         }
     }
 }
-
-/// Thrown by the counter check when the copy's counter is already where it must be.
-private struct CounterReached: Error {}

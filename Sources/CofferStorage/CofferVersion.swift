@@ -2,5 +2,5 @@
 /// `CHANGELOG.md` and the README's dependency line name the same one.
 public enum CofferVersion {
     /// The semantic version of this release.
-    public static let current = "0.2.0"
+    public static let current = "0.3.0"
 }

@@ -53,7 +53,7 @@ struct AuthMigrationTests {
 
     /// The targets hold exactly what the fixture moves, once, with the HOTP counter at `counter`;
     /// the source holds only what the targets cannot (the Steam account).
-    static func expectMoved(_ source: MemoryStorageClient, _ oath: MemoryOathStorage, _ push: MemoryPushStorage, counter: Int = 7,
+    static func expectMoved(_ source: MemoryStorageClient, _ oath: any OathStorage, _ push: any PushStorage, counter: Int = 7,
                             sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let credentials = try await oath.getAllOathCredentials().sorted { $0.id < $1.id }
         #expect(credentials.map(\.id) == ["hotp-1", "totp-1"], sourceLocation: sourceLocation)
@@ -82,12 +82,12 @@ struct AuthMigrationTests {
         let source = MemoryStorageClient()
         Self.legacyStore(source)
         let oath = MemoryOathStorage(), push = MemoryPushStorage()
-        let report = try await AuthMigration.move(from: source, oath: oath, push: push)
+        let report = try await AuthMigration.move(from: source, oath: oath, push: push, sourceName: "legacy")
         #expect(report.oathCredentials == 2 && report.pushCredentials == 1 && report.notifications == 2 && report.pushDeviceToken)
         #expect(report.keptInSource.count == 1 && report.keptInSource[0].contains("Steam"), "\(report.keptInSource)")
         try await Self.expectMoved(source, oath, push)
 
-        let again = try await AuthMigration.move(from: source, oath: oath, push: push)
+        let again = try await AuthMigration.move(from: source, oath: oath, push: push, sourceName: "legacy")
         #expect(again == AuthMigration.Report(keptInSource: report.keptInSource), "nothing more to move")
         try await Self.expectMoved(source, oath, push)
         // The moved HOTP credential goes on where the legacy one stopped: counter 7, RFC 4226's eighth code.
@@ -95,24 +95,37 @@ struct AuthMigrationTests {
         #expect(try await client.generateCode("hotp-1") == "162583")
     }
 
-    @Test("killed after any write (targets' or source's) and run again: everything moved once, nothing lost, no counter lowered")
-    func killedAnywhere() async throws {
+    /// Fresh, empty targets of one kind: in memory, or SQLite files in `directory`.
+    static func targets(_ kind: String, in directory: TemporaryDirectory) throws -> (oath: any OathCounterStorage, push: any PushStorage) {
+        guard kind == "sqlite" else { return (MemoryOathStorage(), MemoryPushStorage()) }
+        let name = UUID().uuidString
+        let encryptor = AESGCMEncryptor(keyAlias: "targets", keyStore: FileKeyStore(directory: directory.url.appendingPathComponent("keys")))
+        return (try SQLiteOathStorage(path: directory.appending("\(name)-oath.sqlite").path, encryptor: encryptor),
+                try SQLitePushStorage(path: directory.appending("\(name)-push.sqlite").path, encryptor: encryptor))
+    }
+
+    @Test("killed after any write (targets' or source's) and run again: everything moved once, nothing lost, no counter lowered",
+          arguments: ["memory", "sqlite"])
+    func killedAnywhere(_ kind: String) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
         // How many writes a whole run makes.
         let probe = WriteBudget(10_000)
         let counted = MemoryStorageClient()
         Self.legacyStore(counted)
-        _ = try await AuthMigration.move(from: DyingLegacyClient(counted, budget: probe), oath: DyingOathStorage(storage: MemoryOathStorage(), budget: probe),
-                                         push: DyingPushStorage(storage: MemoryPushStorage(), budget: probe))
+        let probeTargets = try Self.targets(kind, in: directory)
+        _ = try await AuthMigration.move(from: DyingLegacyClient(counted, budget: probe), oath: DyingOathStorage(storage: probeTargets.oath, budget: probe),
+                                         push: DyingPushStorage(storage: probeTargets.push, budget: probe), sourceName: "legacy")
         let used = 10_000 - (0...10_000).first { _ in !probe.spend() }!
         #expect(used > 10, "a run makes \(used) writes")
         for allowed in 0..<used {
             let source = MemoryStorageClient()
             Self.legacyStore(source)
-            let oath = MemoryOathStorage(), push = MemoryPushStorage()
+            let (oath, push) = try Self.targets(kind, in: directory)
             let budget = WriteBudget(allowed)
             do {
                 _ = try await AuthMigration.move(from: DyingLegacyClient(source, budget: budget), oath: DyingOathStorage(storage: oath, budget: budget),
-                                                 push: DyingPushStorage(storage: push, budget: budget))
+                                                 push: DyingPushStorage(storage: push, budget: budget), sourceName: "legacy")
                 Issue.record("a run allowed \(allowed) of \(used) writes completed")
             } catch {
                 #expect(budget.exhausted, "failed for another reason after \(allowed) writes: \(error)")
@@ -122,9 +135,57 @@ struct AuthMigrationTests {
             for uuid in ["hotp-1", "totp-1", "push-1"] {
                 #expect(source.getMechanismForUUID(uuid: uuid) != nil || held.contains(uuid), "\(uuid) lost after \(allowed) writes")
             }
-            _ = try await AuthMigration.move(from: source, oath: oath, push: push)
+            // A second kill, at the same point of the re-run, then a run to the end.
+            _ = try? await AuthMigration.move(from: source, oath: DyingOathStorage(storage: oath, budget: WriteBudget(allowed / 2)),
+                                              push: DyingPushStorage(storage: push, budget: WriteBudget(allowed / 2)), sourceName: "legacy")
+            _ = try await AuthMigration.move(from: source, oath: oath, push: push, sourceName: "legacy")
             try await Self.expectMoved(source, oath, push)
         }
+    }
+
+    @Test("a token registered anew in the target, a notification on a HOTP mechanism, an account locked by its own policy: moved or kept, never stuck")
+    func edgeCases() async throws {
+        let source = MemoryStorageClient()
+        Self.legacyStore(source)
+        var locked = try #require(source.getAccount(accountIdentifier: Account(issuer: "Bank", accountName: "alice").identifier))
+        locked.isLocked = true
+        locked.lockingPolicy = "switch"
+        source.setAccount(account: locked)
+        let stray = CofferAuthenticator.PushNotification(messageId: "stray", mechanismUUID: "totp-1", challenge: "c3RyYXk=")
+        source.setNotification(notification: stray)
+        let oath = MemoryOathStorage(), push = MemoryPushStorage()
+        try await push.storePushDeviceToken(CofferPush.PushDeviceToken(token: "registered-since"))
+
+        let report = try await AuthMigration.move(from: source, oath: oath, push: push, sourceName: "legacy")
+        #expect(report.oathCredentials == 1 && report.pushCredentials == 1 && !report.pushDeviceToken)
+        #expect(report.keptInSource.contains { $0.contains("notification") } && report.keptInSource.contains { $0.contains("device token") })
+        #expect(source.getMechanismForUUID(uuid: "totp-1") != nil && source.getPushDeviceToken()?.tokenId == "device-token-1", "kept, not lost")
+        #expect(try await push.getCurrentPushDeviceToken()?.token == "registered-since")
+        let hotp = try #require(try await oath.retrieveOathCredential(credentialId: "hotp-1"))
+        #expect(hotp.isLocked && hotp.lockingPolicy == "switch", "its own lock is back once the move ends")
+        // A second run changes nothing and fails on nothing.
+        #expect(try await AuthMigration.move(from: source, oath: oath, push: push, sourceName: "legacy").oathCredentials == 0)
+    }
+
+    @Test("a run from another store never unlocks copies of a move still in flight")
+    func twoSources() async throws {
+        let first = MemoryStorageClient(), second = MemoryStorageClient()
+        Self.legacyStore(first)
+        second.setAccount(account: Account(issuer: "Shop", accountName: "bob"))
+        second.setMechanism(mechanism: Mechanism(mechanismUUID: "shop-1", issuer: "Shop", accountName: "bob", type: .totp, secret: Self.secret))
+        let oath = MemoryOathStorage(), push = MemoryPushStorage()
+        // The first move is killed after its OATH copies, before its source let go.
+        let budget = WriteBudget(3)
+        _ = try? await AuthMigration.move(from: first, oath: DyingOathStorage(storage: oath, budget: budget),
+                                          push: DyingPushStorage(storage: push, budget: budget), sourceName: "phone")
+        #expect(try await oath.retrieveOathCredential(credentialId: "hotp-1")?.isLocked == true)
+        _ = try await AuthMigration.move(from: second, oath: oath, push: push, sourceName: "tablet")
+        #expect(try await oath.retrieveOathCredential(credentialId: "hotp-1")?.isLocked == true, "still locked: its source still has it")
+        #expect(try await oath.retrieveOathCredential(credentialId: "shop-1")?.isLocked == false)
+        _ = try await AuthMigration.move(from: first, oath: oath, push: push, sourceName: "phone")
+        let hotp = try #require(try await oath.retrieveOathCredential(credentialId: "hotp-1"))
+        #expect(!hotp.isLocked && hotp.counter == 7 && first.getAllAccounts().map(\.issuer) == ["Steam"], "the first move finished")
+        #expect(try await oath.getAllOathCredentials().count == 3 && second.getAllAccounts().isEmpty)
     }
 
     @Test("a HOTP code issued from the legacy store while it moves is carried: the copy's counter is raised before the source lets go")
@@ -136,7 +197,7 @@ struct AuthMigrationTests {
             _ = try? client.advanceCounter(mechanismUUID: "hotp-1")
             _ = try? client.advanceCounter(mechanismUUID: "hotp-1")
         }
-        _ = try await AuthMigration.move(from: legacy, oath: oath, push: push)
+        _ = try await AuthMigration.move(from: legacy, oath: oath, push: push, sourceName: "legacy")
         try await Self.expectMoved(source, oath, push, counter: 9)
         let client = try await OathClient.createClient { $0.storage = oath }
         #expect(try await client.generateCode("hotp-1") == "520489", "counter 9, never 7 or 8 again")
@@ -149,7 +210,7 @@ struct AuthMigrationTests {
         let oath = MemoryOathStorage(), push = MemoryPushStorage()
         try await oath.storeOathCredential(OathCredential(id: "totp-1", issuer: "Other", accountName: "bob", oathType: .totp, secretKey: Self.secret))
         do {
-            _ = try await AuthMigration.move(from: source, oath: oath, push: push)
+            _ = try await AuthMigration.move(from: source, oath: oath, push: push, sourceName: "legacy")
             Issue.record("a conflicting id was overwritten")
         } catch {
             guard case .targetConflict(let what) = error else { Issue.record("\(error)"); return }

@@ -18,7 +18,7 @@ struct Killed: Error {}
 
 /// An OATH storage whose writes stop at the budget (the fault); everything else is the real one's.
 struct DyingOathStorage: OathCounterStorage {
-    let storage: MemoryOathStorage
+    let storage: any OathCounterStorage
     let budget: WriteBudget
 
     func storeOathCredential(_ credential: OathCredential) async throws {
@@ -43,7 +43,7 @@ struct DyingOathStorage: OathCounterStorage {
 
 /// A push storage whose writes stop at the budget.
 struct DyingPushStorage: PushStorage {
-    let storage: MemoryPushStorage
+    let storage: any PushStorage
     let budget: WriteBudget
 
     private func write<R>(_ body: () async throws -> R) async throws -> R {

@@ -49,6 +49,25 @@ struct SQLiteOathStorageTests {
         await #expect(throws: OathStorageError.self) { try await client.generateCode("a") }
     }
 
+    @Test("a lock lifted by hand does not open; a crafted row (text in an integer column) is refused and skipped, never a crash")
+    func craftedRows() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try storage(directory)
+        var locked = OathCredential(id: "locked", issuer: "Bank", accountName: "a", oathType: .hotp, secretKey: Self.secret)
+        locked.lockCredential(policyName: "deviceTampering")
+        try await storage.storeOathCredential(locked)
+        try await storage.storeOathCredential(OathCredential(id: "fine", issuer: "Shop", accountName: "b", oathType: .totp, secretKey: Self.secret))
+        let raw = try DatabaseQueue(path: storage.path)
+        try await raw.write { try $0.execute(sql: "UPDATE mfa_oath_data SET is_locked = 0, locking_policy = NULL WHERE id = 'locked'") }
+        await expectCorrupted { try await storage.retrieveOathCredential(credentialId: "locked") }
+        for crafted in ["digits = 'x'", "counter = 1e300", "is_locked = 'yes'", "issuer = x'00ff'", "created_at = 'soon'"] {
+            try await raw.write { try $0.execute(sql: "UPDATE mfa_oath_data SET \(crafted) WHERE id = 'locked'") }
+            await expectCorrupted { try await storage.retrieveOathCredential(credentialId: "locked") }
+            #expect(try await storage.getAllOathCredentials().map(\.id) == ["fine"], "\(crafted): the other row still lists")
+        }
+    }
+
     @Test("4 processes × 50 HOTP codes of one credential on one file: 200 distinct counters, the counter 200 on")
     func fourProcesses() async throws {
         let directory = TemporaryDirectory()

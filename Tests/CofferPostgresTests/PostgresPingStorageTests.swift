@@ -270,6 +270,20 @@ struct PostgresPingStorageTests {
         }
     }
 
+    @Test("the article's example: each user's storages over one database, apart")
+    func articleExample() async throws {
+        try await TestPostgres.withDatabase { database, _ in
+            for userID in ["alice", "bob"] {
+                let oath = PostgresOathStorage(database: database, owner: userID)
+                let push = PostgresPushStorage(database: database, owner: userID)
+                try await oath.storeOathCredential(OathCredential(id: "c", issuer: userID, accountName: userID, oathType: .totp, secretKey: Self.secret))
+                try await push.storePushDeviceToken(PushDeviceToken(token: "token-of-\(userID)"))
+            }
+            #expect(try await PostgresOathStorage(database: database, owner: "alice").retrieveOathCredential(credentialId: "c")?.issuer == "alice")
+            #expect(try await PostgresPushStorage(database: database, owner: "bob").getCurrentPushDeviceToken()?.token == "token-of-bob")
+        }
+    }
+
     static func expectCorrupted(_ body: () async throws -> OathCredential?) async {
         do {
             _ = try await body()

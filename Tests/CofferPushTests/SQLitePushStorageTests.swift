@@ -52,4 +52,19 @@ struct SQLitePushStorageTests {
         await #expect(throws: PushStorageError.self) { try await storage.retrievePushCredential(credentialId: "a") }
         #expect(try await storage.getAllPushCredentials().map(\.id) == ["b"], "a listing skips the damaged row")
     }
+
+    @Test("an answered prompt revived by hand, its numbers changed, or a crafted column: refused, never a crash")
+    func craftedNotifications() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try storage(directory)
+        try await storage.storePushNotification(PushNotification(id: "n", credentialId: "a", ttl: 600, messageId: "m", challenge: "Y2hhbGxlbmdl",
+                                                                 numbersChallenge: "12,34,56", pushType: .challenge, approved: true, pending: false))
+        let raw = try DatabaseQueue(path: storage.path)
+        for edit in ["pending = 1, approved = 0", "numbers_challenge = '42,42,42'", "ttl = 'long'", "created_at = x'00'"] {
+            try await raw.write { try $0.execute(sql: "UPDATE mfa_push_notifications SET \(edit) WHERE id = 'n'") }
+            await #expect(throws: PushStorageError.self, "\(edit)") { try await storage.retrievePushNotification(notificationId: "n") }
+            #expect(try await storage.getPendingPushNotifications().isEmpty, "\(edit)")
+        }
+    }
 }

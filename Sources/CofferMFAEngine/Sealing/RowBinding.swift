@@ -15,4 +15,10 @@ package enum RowBinding {
         let encoded = (try? JSONEncoder().encode(columns)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         return "\(base)#v\(version)" + encoded
     }
+
+    /// An optional column as a bound value: `-` for none, `=` and the value otherwise, so an
+    /// empty value and no value differ.
+    package static func optional(_ value: String?) -> String {
+        value.map { "=" + $0 } ?? "-"
+    }
 }

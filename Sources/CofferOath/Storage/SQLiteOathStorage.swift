@@ -66,7 +66,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
         try await run("retrieve credentials") {
             let rows = try await database.read { db in
                 try Row.fetchAll(db, sql: "SELECT * FROM mfa_oath_data ORDER BY created_at, id").map { row in
-                    Result { try StoredCredential(row) }.mapError { UnreadableRow(id: row["id"] as String? ?? "?", reason: "\($0)") }
+                    Result { try StoredCredential(row) }.mapError { UnreadableRow(id: (row.lenient("id") as String?) ?? "?", reason: "\($0)") }
                 }
             }
             var readable: [StoredCredential] = []
@@ -167,21 +167,21 @@ private struct StoredCredential: Sendable {
     /// The row's columns; a column of the wrong type or value is
     /// ``OathStorageError/storageCorrupted(_:)``.
     init(_ row: Row) throws {
-        let id: String = row["id"] ?? ""
-        guard let type = OathType(rawValue: (row["type"] as String? ?? "").lowercased()),
-              let algorithm = OathAlgorithm(rawValue: row["algorithm"] as String? ?? ""),
-              let issuer: String = row["issuer"], let accountName: String = row["account_name"],
-              let digits: Int = row["digits"], let period: Int = row["period"], let counter: Int = row["counter"],
-              let created: Double = row["created_at"], let sealed: Data = row["secret"] else {
+        let id: String = row.lenient("id") ?? ""
+        guard let type = OathType(rawValue: ((row.lenient("type") as String?) ?? "").lowercased()),
+              let algorithm = OathAlgorithm(rawValue: (row.lenient("algorithm") as String?) ?? ""),
+              let issuer: String = row.lenient("issuer"), let accountName: String = row.lenient("account_name"),
+              let digits: Int = row.lenient("digits"), let period: Int = row.lenient("period"), let counter: Int = row.lenient("counter"),
+              let created: Double = row.lenient("created_at"), let sealed: Data = row.lenient("secret") else {
             throw OathStorageError.storageCorrupted("the row of \(id) has a column of the wrong type or value")
         }
         self.sealed = sealed
         credential = OathCredential(
-            id: id, userId: row["user_id"], resourceId: row["resource_id"], issuer: issuer, displayIssuer: row["display_issuer"],
-            accountName: accountName, displayAccountName: row["display_account_name"], oathType: type, oathAlgorithm: algorithm,
+            id: id, userId: row.lenient("user_id"), resourceId: row.lenient("resource_id"), issuer: issuer, displayIssuer: row.lenient("display_issuer"),
+            accountName: accountName, displayAccountName: row.lenient("display_account_name"), oathType: type, oathAlgorithm: algorithm,
             digits: digits, period: period, counter: counter, createdAt: Date(timeIntervalSinceReferenceDate: created),
-            imageURL: row["image_url"], backgroundColor: row["background_color"], policies: row["policies"],
-            lockingPolicy: row["locking_policy"], isLocked: row["is_locked"] ?? false, secretKey: "")
+            imageURL: row.lenient("image_url"), backgroundColor: row.lenient("background_color"), policies: row.lenient("policies"),
+            lockingPolicy: row.lenient("locking_policy"), isLocked: row.lenient("is_locked") ?? false, secretKey: "")
     }
 }
 

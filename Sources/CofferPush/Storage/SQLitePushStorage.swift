@@ -179,7 +179,11 @@ public final class SQLitePushStorage: PushStorage {
         try await run("retrieve device token") {
             let row = try await database.read { db -> (String, Data, Double)? in
                 guard let row = try Row.fetchOne(db, sql: "SELECT * FROM mfa_push_device_tokens WHERE is_current = 1 ORDER BY created_at DESC LIMIT 1") else { return nil }
-                return (row["id"], row["token_id"], row["created_at"])
+                guard let id: String = row.lenient("id"), let sealed: Data = row.lenient("token_id"),
+                      let created: Double = row.lenient("created_at") else {
+                    throw PushStorageError.storageFailure("the current device token's row has a column of the wrong type", nil)
+                }
+                return (id, sealed, created)
             }
             guard let (id, sealed, created) = row else { return nil }
             let token = try await sealer.opening([(sealed, PushDeviceToken.sealedIdentity(id: id))])[0].get()
@@ -311,32 +315,32 @@ private enum StoredRow: Sendable {
     case notification(PushNotification, challenge: Data?, cookie: Data?)
 
     static func credential(_ row: Row) -> Result<StoredRow, UnreadablePushRow> {
-        let id: String = row["id"] ?? "?"
-        guard let issuer: String = row["issuer"], let account: String = row["account_name"], let endpoint: String = row["server_endpoint"],
-              let sealed: Data = row["shared_secret"], let platform = PushPlatform(rawValue: row["platform"] as String? ?? ""),
-              let created: Double = row["created_at"], let resourceId: String = row["resource_id"] else {
+        let id: String = row.lenient("id") ?? "?"
+        guard let issuer: String = row.lenient("issuer"), let account: String = row.lenient("account_name"), let endpoint: String = row.lenient("server_endpoint"),
+              let sealed: Data = row.lenient("shared_secret"), let platform = PushPlatform(rawValue: (row.lenient("platform") as String?) ?? ""),
+              let created: Double = row.lenient("created_at"), let resourceId: String = row.lenient("resource_id") else {
             return .failure(UnreadablePushRow(id: id))
         }
         return .success(.credential(PushCredential(
-            id: id, userId: row["user_id"], resourceId: resourceId, issuer: issuer, displayIssuer: row["display_issuer"],
-            accountName: account, displayAccountName: row["display_account_name"], serverEndpoint: endpoint, sharedSecret: "",
-            createdAt: Date(timeIntervalSinceReferenceDate: created), imageURL: row["image_url"], backgroundColor: row["background_color"],
-            policies: row["policies"], lockingPolicy: row["locking_policy"], isLocked: row["is_locked"] ?? false, platform: platform), sealed: sealed))
+            id: id, userId: row.lenient("user_id"), resourceId: resourceId, issuer: issuer, displayIssuer: row.lenient("display_issuer"),
+            accountName: account, displayAccountName: row.lenient("display_account_name"), serverEndpoint: endpoint, sharedSecret: "",
+            createdAt: Date(timeIntervalSinceReferenceDate: created), imageURL: row.lenient("image_url"), backgroundColor: row.lenient("background_color"),
+            policies: row.lenient("policies"), lockingPolicy: row.lenient("locking_policy"), isLocked: row.lenient("is_locked") ?? false, platform: platform), sealed: sealed))
     }
 
     static func notification(_ row: Row) -> Result<StoredRow, UnreadablePushRow> {
-        let id: String = row["id"] ?? "?"
-        guard let credentialId: String = row["credential_id"], let messageId: String = row["message_id"], let ttl: Int = row["ttl"],
-              let type = PushType(rawValue: (row["push_type"] as String? ?? "").lowercased()), let created: Double = row["created_at"] else {
+        let id: String = row.lenient("id") ?? "?"
+        guard let credentialId: String = row.lenient("credential_id"), let messageId: String = row.lenient("message_id"), let ttl: Int = row.lenient("ttl"),
+              let type = PushType(rawValue: ((row.lenient("push_type") as String?) ?? "").lowercased()), let created: Double = row.lenient("created_at") else {
             return .failure(UnreadablePushRow(id: id))
         }
         return .success(.notification(PushNotification(
-            id: id, credentialId: credentialId, ttl: ttl, messageId: messageId, messageText: row["message_text"],
-            customPayload: row["custom_payload"], numbersChallenge: row["numbers_challenge"], contextInfo: row["context_info"],
+            id: id, credentialId: credentialId, ttl: ttl, messageId: messageId, messageText: row.lenient("message_text"),
+            customPayload: row.lenient("custom_payload"), numbersChallenge: row.lenient("numbers_challenge"), contextInfo: row.lenient("context_info"),
             pushType: type, createdAt: Date(timeIntervalSinceReferenceDate: created),
-            sentAt: (row["sent_at"] as Double?).map(Date.init(timeIntervalSinceReferenceDate:)),
-            respondedAt: (row["responded_at"] as Double?).map(Date.init(timeIntervalSinceReferenceDate:)),
-            approved: row["approved"] ?? false, pending: row["pending"] ?? false), challenge: row["challenge"], cookie: row["amlb_cookie"]))
+            sentAt: (row.lenient("sent_at") as Double?).map(Date.init(timeIntervalSinceReferenceDate:)),
+            respondedAt: (row.lenient("responded_at") as Double?).map(Date.init(timeIntervalSinceReferenceDate:)),
+            approved: row.lenient("approved") ?? false, pending: row.lenient("pending") ?? false), challenge: row.lenient("challenge"), cookie: row.lenient("amlb_cookie")))
     }
 }
 
