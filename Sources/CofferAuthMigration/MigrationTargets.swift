@@ -41,13 +41,13 @@ struct MigrationTargets {
             throw .targetConflict("The new OATH storage holds a different credential under the id of \(credential.issuer): \(credential.accountName)")
         }
         try await raiseCounter(of: credential.id, to: credential.counter)
-        if moving.isLocked, !existing.isLocked {
-            guard var relocked = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: credential.id) }) else {
-                throw .targetFailed("The OATH credential of \(credential.issuer): \(credential.accountName) disappeared from the new storage")
+        if !(existing.isLocked && existing.lockingPolicy == policy) {
+            let policy = policy
+            try await update(credential.id, "lock the OATH credential of \(credential.issuer): \(credential.accountName)") { current in
+                var locked = current
+                locked.lockCredential(policyName: policy)
+                return locked
             }
-            relocked.lockCredential(policyName: policy)
-            let locked = relocked
-            try await attempt("lock the OATH credential") { try await oath.storeOathCredential(locked) }
         }
     }
 
@@ -95,37 +95,42 @@ struct MigrationTargets {
         }
     }
 
-    /// Moves the copy's counter up to at least `counter`, never down: by the storage's atomic
-    /// advance when it has one (read, then advance; one caller more may push it one further,
-    /// which skips a code and never repeats one), else by reading and storing.
+    /// Moves the copy's counter up to at least `counter`, never down, in one atomic update when
+    /// the storage can.
     func raiseCounter(of id: String, to counter: Int) async throws(AuthMigration.Failure) {
-        while true {
-            guard let stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
-                  stored.counter < counter else { return }
-            if let counting = oath as? any OathCounterStorage {
-                try await attempt("raise a HOTP counter") { _ = try await counting.advanceOathCounter(credentialId: id) { _ in } }
-            } else {
-                var raised = stored
-                raised.counter = counter
-                let copy = raised
-                try await attempt("raise a HOTP counter") { try await oath.storeOathCredential(copy) }
-                return
-            }
+        try await update(id, "raise a HOTP counter") { current in
+            guard current.counter < counter else { return nil }
+            var raised = current
+            raised.counter = counter
+            return raised
         }
     }
 
     /// Takes this migration's lock off the copy, giving it back the lock state it had in the
     /// source (`original`; unlocked when not known); a lock set since by a policy stays.
     func unlock(_ id: String, to original: OathCredential? = nil) async throws(AuthMigration.Failure) {
-        guard var stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
-              stored.isLocked, stored.lockingPolicy == policy else { return }
-        if let original, original.isLocked {
-            stored.lockCredential(policyName: original.lockingPolicy ?? "unknown")
-        } else {
-            stored.unlockCredential()
+        let policy = policy, originalLock = original.flatMap { $0.isLocked ? ($0.lockingPolicy ?? "unknown") : nil }
+        try await update(id, "unlock an OATH credential") { current in
+            guard current.isLocked, current.lockingPolicy == policy else { return nil }
+            var unlocked = current
+            if let originalLock { unlocked.lockCredential(policyName: originalLock) } else { unlocked.unlockCredential() }
+            return unlocked
         }
-        let unlocked = stored
-        try await attempt("unlock the OATH credential of \(stored.issuer): \(stored.accountName)") { try await oath.storeOathCredential(unlocked) }
+    }
+
+    /// Changes the stored copy atomically when the storage can (nothing another writer did in
+    /// between is undone), else by reading and storing; `nil` when there is no copy.
+    @discardableResult
+    private func update(_ id: String, _ what: String, _ change: @escaping @Sendable (OathCredential) -> OathCredential?) async throws(AuthMigration.Failure) -> OathCredential? {
+        if let counting = oath as? any OathCounterStorage {
+            return try await attempt(what) {
+                try await counting.updateOathCredential(credentialId: id) { current in change(current) ?? current }
+            }
+        }
+        guard let stored = try await attempt("read an OATH credential", { try await oath.retrieveOathCredential(credentialId: id) }),
+              let next = change(stored) else { return nil }
+        try await attempt(what) { try await oath.storeOathCredential(next) }
+        return stored
     }
 
     /// Runs a storage call, its error a ``AuthMigration/Failure/targetFailed(_:)`` naming what

@@ -35,9 +35,9 @@ struct DyingOathStorage: OathCounterStorage {
         guard budget.spend() else { throw Killed() }
         try await storage.clearOathCredentials()
     }
-    func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+    func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
         guard budget.spend() else { throw Killed() }
-        return try await storage.advanceOathCounter(credentialId: credentialId, check: check)
+        return try await storage.updateOathCredential(credentialId: credentialId, change)
     }
 }
 

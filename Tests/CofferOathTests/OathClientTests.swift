@@ -28,6 +28,28 @@ struct SwitchPolicy: MfaPolicy {
     func evaluate(data: [String: Any]?) async throws -> Bool { compliant() }
 }
 
+/// A memory storage on which "another process" issues `codes` HOTP codes just after each
+/// listing (a fault injected between the client's listing and its storing of a lock).
+struct BusyOathStorage: OathCounterStorage {
+    let storage = MemoryOathStorage()
+    let codes: Int
+
+    func storeOathCredential(_ credential: OathCredential) async throws { try await storage.storeOathCredential(credential) }
+    func retrieveOathCredential(credentialId: String) async throws -> OathCredential? { try await storage.retrieveOathCredential(credentialId: credentialId) }
+    func getAllOathCredentials() async throws -> [OathCredential] {
+        let listed = try await storage.getAllOathCredentials()
+        for credential in listed where credential.oathType == .hotp {
+            for _ in 0..<codes { _ = try await storage.advanceOathCounter(credentialId: credential.id) { _ in } }
+        }
+        return listed
+    }
+    func removeOathCredential(credentialId: String) async throws -> Bool { try await storage.removeOathCredential(credentialId: credentialId) }
+    func clearOathCredentials() async throws { try await storage.clearOathCredentials() }
+    func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
+        try await storage.updateOathCredential(credentialId: credentialId, change)
+    }
+}
+
 @Suite("Ping's OathClient on Coffer's storages")
 struct OathClientTests {
     /// RFC 4226's key, "12345678901234567890", in base32.
@@ -123,6 +145,23 @@ struct OathClientTests {
         let strict = try await OathClient.createClient { $0.storage = MemoryOathStorage() }
         let biometric = Data(#"{"biometricAvailable":{}}"#.utf8).base64EncodedString()
         await #expect(throws: OathError.self) { try await strict.addCredentialFromUri("otpauth://totp/B:a?secret=\(Self.rfcSecret)&policies=\(biometric)") }
+    }
+
+    @Test("a policy's lock stored after a listing never moves back a counter another process moved meanwhile")
+    func lockKeepsCounter() async throws {
+        let compliant = Mutex(true)
+        let storage = BusyOathStorage(codes: 3)
+        let client = try await OathClient.createClient { config in
+            config.storage = storage
+            config.policyEvaluator = MfaPolicyEvaluator.create { $0.policies = [SwitchPolicy { compliant.withLock { $0 } }] }
+            config.enableCredentialCache = false
+        }
+        let policies = Data(#"{"switch":{}}"#.utf8).base64EncodedString()
+        let credential = try await client.addCredentialFromUri("otpauth://hotp/P:a?secret=\(Self.rfcSecret)&policies=\(policies)")
+        compliant.withLock { $0 = false }
+        _ = try await client.getCredentials()  // lists at counter 0; 3 codes are issued elsewhere; the lock is stored
+        let stored = try #require(try await storage.retrieveOathCredential(credentialId: credential.id))
+        #expect(stored.isLocked && stored.counter == 3, "locked at counter \(stored.counter), not moved back to 0")
     }
 
     @Test("the cache serves reads until close(); delete answers false for a missing id; validation refuses bad values")

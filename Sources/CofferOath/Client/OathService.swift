@@ -43,9 +43,9 @@ actor OathService {
     func credentials() async throws -> [OathCredential] {
         var result: [OathCredential] = []
         for credential in try await storage.getAllOathCredentials() {
-            let checked = await applyingPolicies(credential)
+            var checked = await applyingPolicies(credential)
             if checked.isLocked != credential.isLocked || checked.lockingPolicy != credential.lockingPolicy {
-                try await storage.storeOathCredential(checked)
+                checked = try await storeLockState(of: checked)
             }
             remember(checked)
             result.append(checked)
@@ -94,6 +94,24 @@ actor OathService {
 
     func close() {
         cache.removeAll()
+    }
+
+    /// Stores the lock state `changed` has. On a storage that updates atomically, only the lock
+    /// changes: a counter another process moved since the listing stays where it is (storing the
+    /// whole credential as listed would move it back, and a code would be issued twice).
+    private func storeLockState(of changed: OathCredential) async throws -> OathCredential {
+        guard let counters = storage as? any OathCounterStorage else {
+            try await storage.storeOathCredential(changed)
+            return changed
+        }
+        let (isLocked, policy) = (changed.isLocked, changed.lockingPolicy)
+        let apply: @Sendable (OathCredential) -> OathCredential = { current in
+            var next = current
+            if isLocked { next.lockCredential(policyName: policy ?? "unknown") } else { next.unlockCredential() }
+            return next
+        }
+        guard let before = try await counters.updateOathCredential(credentialId: changed.id, apply) else { return changed }
+        return apply(before)
     }
 
     private func remember(_ credential: OathCredential) {

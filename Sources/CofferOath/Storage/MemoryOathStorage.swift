@@ -29,11 +29,13 @@ public final class MemoryOathStorage: OathCounterStorage {
         credentials.withLock { $0.removeAll() }
     }
 
-    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+    /// Reads, changes and stores the credential under the storage's lock.
+    public func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
         try credentials.withLock { stored in
             guard let credential = stored[credentialId] else { return nil }
-            try check(credential)
-            stored[credentialId] = try credential.advanced()
+            let next = try change(credential)
+            try credential.requireSameCredential(next)
+            stored[credentialId] = next
             return credential
         }
     }

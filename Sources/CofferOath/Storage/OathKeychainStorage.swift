@@ -118,13 +118,15 @@ public final class OathKeychainStorage: OathCounterStorage {
         }
     }
 
-    /// Reads, checks and stores the counter moved on, under the keyring's lock.
-    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+    /// Reads, changes and stores the credential's metadata under the keyring's lock (the secret,
+    /// which an update never changes, stays as it is).
+    public func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
         try await run("store credential") {
             try await items.exclusively {
                 guard let credential = try await read(credentialId) else { return nil }
-                try check(credential)
-                try await storeMetadata(try credential.advanced())
+                let next = try change(credential)
+                try credential.requireSameCredential(next)
+                try await storeMetadata(next)
                 return credential
             }
         }

@@ -22,13 +22,36 @@ public protocol OathStorage: Sendable {
     func clearOathCredentials() async throws
 }
 
-/// An ``OathStorage`` that can move a HOTP counter on in one atomic step, so two requests for a
-/// code (from two tasks or two processes) never get the same one. Every storage Coffer ships
-/// conforms; ``OathClient`` uses it when the storage does, and otherwise serialises the
-/// read-increment-store per credential within the client (which cannot reach other processes).
+/// An ``OathStorage`` that can change a stored credential in one atomic step: read it, compute
+/// its new value, store that, with no other writer in between (across processes too). So two
+/// requests for a HOTP code never get the same one, and a lock set by a policy never undoes a
+/// counter another process moved meanwhile. Every storage Coffer ships conforms; ``OathClient``
+/// uses it when the storage does, and otherwise serialises the read-increment-store per
+/// credential within the client (which cannot reach other processes).
 public protocol OathCounterStorage: OathStorage {
-    /// Atomically: reads the credential, checks it is an unlocked HOTP credential (`check`
-    /// throws to refuse), stores it with `counter + 1`, and returns it as read (its counter is
-    /// the one the code uses). `nil` when there is no credential with this id.
-    func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential?
+    /// Atomically: reads the credential, stores what `change` makes of it (the same id and
+    /// secret; `change` throws to refuse, and nothing is stored), and returns the credential as
+    /// read. `nil` when there is no credential with this id.
+    func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential?
+}
+
+extension OathCounterStorage {
+    /// Atomically: reads the credential, checks it (`check` throws to refuse), stores it with
+    /// `counter + 1`, and returns it as read (its counter is the one the code uses). `nil` when
+    /// there is no credential with this id.
+    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+        try await updateOathCredential(credentialId: credentialId) { current in
+            try check(current)
+            return try current.advanced()
+        }
+    }
+}
+
+extension OathCredential {
+    /// Throws unless `next` is this credential changed, not another one (same id and secret).
+    package func requireSameCredential(_ next: OathCredential) throws {
+        guard next.id == id, next.secret == secret else {
+            throw OathStorageError.storageFailure("An update changed the credential's id or secret; nothing was stored")
+        }
+    }
 }

@@ -104,20 +104,27 @@ public final class SQLiteOathStorage: OathCounterStorage {
         }
     }
 
-    /// Reads the row, checks it, and moves its counter on by compare-and-swap (re-sealing the
-    /// secret under the new counter); retried when another process moved it first.
-    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+    /// Reads the row, changes it, and stores the change by compare-and-swap (only if the row is
+    /// still as read: its counter and sealed secret), the secret sealed again under the new
+    /// values; read again when another process changed it first.
+    public func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
         try await run("store credential") {
             while true {
                 guard let row = try await database.read({ db in try Self.stored(db, id: credentialId) }) else { return nil }
                 let current = try await open(row)
-                try check(current)
-                let next = try current.advanced()
+                let next = try change(current)
+                try current.requireSameCredential(next)
                 let sealed = try await sealer.sealing([(next.secret, next.sealedSecretIdentity)])[0]
                 let oldSecret = row.sealed
-                let swapped = try await database.write { db in
-                    try db.execute(sql: "UPDATE mfa_oath_data SET counter = ?, secret = ? WHERE id = ? AND counter = ? AND secret = ?",
-                                   arguments: [next.counter, sealed, credentialId, current.counter, oldSecret])
+                var arguments = Self.arguments(next, sealed: sealed)
+                arguments += [credentialId, current.counter, oldSecret]
+                let swapped = try await database.write { [arguments] db in
+                    try db.execute(sql: """
+                        UPDATE mfa_oath_data SET id = ?, user_id = ?, resource_id = ?, issuer = ?, display_issuer = ?, account_name = ?,
+                            display_account_name = ?, type = ?, secret = ?, algorithm = ?, digits = ?, period = ?, counter = ?,
+                            created_at = ?, image_url = ?, background_color = ?, policies = ?, locking_policy = ?, is_locked = ?
+                        WHERE id = ? AND counter = ? AND secret = ?
+                        """, arguments: arguments)
                     return db.changesCount == 1
                 }
                 if swapped { return current }

@@ -66,4 +66,20 @@ struct OathRow: Sendable {
             policies = excluded.policies, locking_policy = excluded.locking_policy, is_locked = excluded.is_locked
         """
     }
+
+    /// Stores `credential` over the owner's row only if the row still has `counter` and the
+    /// sealed `secret` it was read with; returns the stored counter (no row when it changed).
+    static func update(_ credential: OathCredential, sealed: Data, owner: String, ifCounter counter: Int64, secret: Data) throws -> PostgresQuery {
+        try """
+        UPDATE coffer_oath_credentials SET user_id = \(credential.userId), resource_id = \(credential.resourceId),
+            issuer = \(credential.issuer), display_issuer = \(credential.displayIssuer), account_name = \(credential.accountName),
+            display_account_name = \(credential.displayAccountName), type = \(credential.oathType.rawValue.uppercased()),
+            secret = \(sealed), algorithm = \(credential.algorithm), digits = \(credential.digits), period = \(credential.period),
+            counter = \(Int64(credential.counter)), created_at = \(credential.createdAt.timeIntervalSinceReferenceDate),
+            image_url = \(credential.imageURL), background_color = \(credential.backgroundColor), policies = \(credential.policies),
+            locking_policy = \(credential.lockingPolicy), is_locked = \(credential.isLocked)
+        WHERE owner = \(owner) AND id = \(credential.id) AND counter = \(counter) AND secret = \(secret)
+        RETURNING counter
+        """
+    }
 }

@@ -134,36 +134,33 @@ public final class PostgresOathStorage: OathCounterStorage, CustomReflectable {
         }
     }
 
-    /// Reads the row, checks it, and moves its counter on by compare-and-swap in one statement
-    /// (the secret sealed again under the new counter); read again when another caller moved
-    /// it first. Returns the credential as it was, whose counter is the one to use.
-    public func advanceOathCounter(credentialId: String, check: @Sendable (OathCredential) throws -> Void) async throws -> OathCredential? {
+    /// Reads the row, changes it, and stores the change by compare-and-swap in one statement
+    /// (only if the row is still as read: its counter and sealed secret), the secret sealed again
+    /// under the new values; read again when another caller changed it first.
+    public func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
         let owner = owner
         return try await run("store credential") {
             var previous: OathRow?
             while true {
-                let rows = try await scope.read("read a HOTP counter", "\(unescaped: OathRow.select)WHERE owner = \(owner) AND id = \(credentialId)")
+                let rows = try await scope.read("read an OATH credential", "\(unescaped: OathRow.select)WHERE owner = \(owner) AND id = \(credentialId)")
                 guard let first = rows.first else { return nil }
                 let row = try OathRow(first)
                 if let previous, previous.counter == row.counter, previous.sealed == row.sealed {
                     // The swap matched nothing, yet nobody moved the row: a policy or trigger swallows it.
-                    throw OathStorageError.storageFailure("The HOTP counter of \(credentialId) could not be advanced: the update matched "
-                        + "no row although nobody else moved it (a row security policy or a trigger on coffer_oath_credentials?); no code was issued.")
+                    throw OathStorageError.storageFailure("The credential \(credentialId) could not be updated: the update matched "
+                        + "no row although nobody else changed it (a row security policy or a trigger on coffer_oath_credentials?); no code was issued.")
                 }
                 previous = row
                 let current = try await open([row])[0].get()
-                try check(current)
-                let next = try current.advanced()
-                let swapped = try await scope.write("advance a HOTP counter", sealing: [(next.secret, next.sealedSecretIdentity)]) { connection, sealed in
-                    try await self.scope.run("""
-                        UPDATE coffer_oath_credentials SET counter = \(Int64(next.counter)), secret = \(sealed[0])
-                        WHERE owner = \(owner) AND id = \(credentialId) AND counter = \(row.counter) AND secret = \(row.sealed)
-                        RETURNING counter
-                        """, on: connection)
+                let next = try change(current)
+                try current.requireSameCredential(next)
+                let swapped = try await scope.write("update an OATH credential", sealing: [(next.secret, next.sealedSecretIdentity)]) { connection, sealed in
+                    try await self.scope.run(try OathRow.update(next, sealed: sealed[0], owner: owner, ifCounter: row.counter, secret: row.sealed),
+                                             on: connection)
                 }
                 if let stored = swapped.first {
                     guard try stored.decode(Int64.self) == Int64(next.counter) else {
-                        throw OathStorageError.storageFailure("The database did not store the advanced HOTP counter of \(credentialId) "
+                        throw OathStorageError.storageFailure("The database did not store the HOTP counter of \(credentialId) as written "
                             + "(a trigger or rule changed the update); no code was issued. Check the table coffer_oath_credentials.")
                     }
                     return current
