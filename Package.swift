@@ -152,6 +152,7 @@ let package = Package(
         .testTarget(
             name: "CofferOathTests",
             dependencies: [
+                "CofferMFAEngine",
                 "CofferOath", "CofferPush", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -4,7 +4,7 @@ import CofferOath
 import CofferPush
 import Foundation
 
-/// Moves what a legacy ForgeRock ``StorageClient`` holds into Ping's current storages, an
+/// Moves what a legacy ForgeRock `StorageClient` holds into Ping's current storages, an
 /// `OathStorage` and a `PushStorage`, in one call: ``move(from:oath:push:sourceName:)``.
 ///
 /// Ping's own migration (Android's `auth-migration`, reference §7.4) deletes the legacy data

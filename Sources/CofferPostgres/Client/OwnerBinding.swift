@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import CofferAuthenticator
 import Foundation
 
@@ -11,7 +12,7 @@ import Foundation
 enum OwnerBinding {
     /// `["<owner>"]/`: JSON, so no owner name can end early or run into the rest.
     static func scope(_ owner: String) -> String {
-        String(decoding: (try? JSONEncoder().encode([owner])) ?? Data(), as: UTF8.self) + "/"
+        RowBinding.jsonArray([owner]) + "/"
     }
 
     /// The identity of a mechanism's secret.

@@ -15,7 +15,7 @@ struct OathRow: Sendable {
     static let select = "SELECT \(names.joined(separator: ", ")) FROM coffer_oath_credentials "
 
     /// A row selected with ``select``; a column of the wrong type or value is
-    /// ``OathStorageError/storageCorrupted(_:)`` naming the column, never the value.
+    /// `OathStorageError.storageCorrupted(_:)` naming the column, never the value.
     init(_ row: PostgresRow) throws {
         var cursor = ColumnCursor(row, record: row.recordName("OATH credential", owner: "its owner"), columns: Self.names)
         do {

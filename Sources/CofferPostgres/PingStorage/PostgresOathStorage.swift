@@ -4,7 +4,7 @@ import CofferStorage
 import Foundation
 import PostgresNIO
 
-/// Ping's ``OathStorage`` on PostgreSQL: one owner's OATH credentials (a user of your service),
+/// Ping's `OathStorage` on PostgreSQL: one owner's OATH credentials (a user of your service),
 /// in a table that many owners and many instances share (`coffer_oath_credentials`, Android's
 /// columns with `owner` in front).
 ///
@@ -13,15 +13,15 @@ import PostgresNIO
 ///   owner's own: ``init(database:owner:keyEncryptionKey:keyAlias:logger:)``) and bound to the
 ///   owner, its row and the columns that decide which code it makes under which name. A row
 ///   moved to another owner, copied onto another id, or with its counter rolled back or its
-///   issuer swapped does not open: ``OathStorageError/storageCorrupted(_:)`` for that credential,
+///   issuer swapped does not open: `OathStorageError.storageCorrupted(_:)` for that credential,
 ///   logged and skipped in listings.
 /// - The HOTP counter moves by compare-and-swap in one statement
-///   (``advanceOathCounter(credentialId:check:)``): no two callers, on any instance, get the
+///   (`advanceOathCounter(credentialId:check:)`): no two callers, on any instance, get the
 ///   same counter.
 /// - Every query is scoped to ``owner``; with row-level security (schema version 2 and later) a
 ///   database role other than the tables' owner sees only the rows of its own name.
 /// - A database that cannot be reached, or a key-encryption key that does not open the ring,
-///   fails the call with ``OathStorageError/storageFailure(_:_:)`` carrying the
+///   fails the call with `OathStorageError.storageFailure(_:_:)` carrying the
 ///   `PostgresStorageError`; it is never taken for a missing or damaged credential.
 ///
 /// ```swift
@@ -85,7 +85,7 @@ public final class PostgresOathStorage: OathCounterStorage, CustomReflectable {
         }
     }
 
-    /// The credential, or `nil`; one whose row does not open is ``OathStorageError/storageCorrupted(_:)``.
+    /// The credential, or `nil`; one whose row does not open is `OathStorageError.storageCorrupted(_:)`.
     public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
         try await run("retrieve credential") {
             let rows = try await scope.read("read an OATH credential",
@@ -172,7 +172,7 @@ public final class PostgresOathStorage: OathCounterStorage, CustomReflectable {
     // MARK: - Rows
 
     /// The rows' credentials with their secrets opened; a secret that does not open under its
-    /// row as it is reads as ``OathStorageError/storageCorrupted(_:)``.
+    /// row as it is reads as `OathStorageError.storageCorrupted(_:)`.
     private func open(_ rows: [OathRow]) async throws -> [Result<OathCredential, any Error>] {
         let opened = try await scope.open(rows.map { ($0.sealed, $0.credential.sealedSecretIdentity) })
         return zip(rows, opened).map { row, secret in

@@ -4,7 +4,7 @@ import CofferStorage
 import Foundation
 import PostgresNIO
 
-/// Ping's ``PushStorage`` on PostgreSQL: one owner's push credentials, notifications and device
+/// Ping's `PushStorage` on PostgreSQL: one owner's push credentials, notifications and device
 /// tokens, in tables many owners and instances share (Android's columns with `owner` in front).
 ///
 /// What it promises:
@@ -12,7 +12,7 @@ import PostgresNIO
 ///   and the issuer, account, endpoint and platform; each notification's challenge and load
 ///   balancer cookie are sealed and bound to the owner, the notification, its credential and its
 ///   message id; the device token is sealed too. A row moved or edited does not open (logged and
-///   skipped in listings, a ``PushStorageError`` when asked for by id).
+///   skipped in listings, a `PushStorageError` when asked for by id).
 /// - Removing a credential (or all of them) removes its notifications in the same transaction.
 /// - A purge chooses and deletes in one statement: a notification stored meanwhile is never
 ///   among those deleted.
@@ -84,7 +84,7 @@ public final class PostgresPushStorage: PushStorage, CustomReflectable {
         try await credentials("retrieve credentials", "WHERE owner = \(owner) ORDER BY created_at DESC, id DESC", skipping: true)
     }
 
-    /// The credential, or `nil`; one that cannot be read is a ``PushStorageError``.
+    /// The credential, or `nil`; one that cannot be read is a `PushStorageError`.
     public func retrievePushCredential(credentialId: String) async throws -> PushCredential? {
         try await credentials("retrieve credential", "WHERE owner = \(owner) AND id = \(credentialId)", skipping: false).first
     }

@@ -13,7 +13,7 @@ struct PushCredentialRow: Sendable {
     static let select = "SELECT \(names.joined(separator: ", ")) FROM coffer_push_credentials "
 
     /// A row selected with ``select``; a column of the wrong type or value is a
-    /// ``PushStorageError`` naming the column, never the value.
+    /// `PushStorageError` naming the column, never the value.
     init(_ row: PostgresRow) throws {
         var cursor = ColumnCursor(row, record: row.recordName("push credential", owner: "its owner"), columns: Self.names)
         do {
