@@ -262,3 +262,30 @@ struct AuthMigrationTests {
         #expect(try await oath.getAllOathCredentials().count == 2)
     }
 }
+
+@Suite("AuthMigration between keyring storages", .enabled(
+    if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
+    "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+struct KeyringAuthMigrationTests {
+    @Test("the legacy KeychainStorageClient into OathKeychainStorage and PushKeychainStorage: moved, once, the legacy items gone")
+    func keychain() async throws {
+        let prefix = "org.coffer.tests.migration.\(UUID().uuidString.prefix(8))"
+        let legacy = KeychainStorageClient(encryptor: try SecuredKeyEncryptor.make(keyAlias: prefix), servicePrefix: prefix, timeout: .seconds(60))
+        AuthMigrationTests.legacyStore(legacy)
+        let oath = OathKeychainStorage(service: prefix + ".oath", timeout: .seconds(60))
+        let push = PushKeychainStorage(credentialService: prefix + ".push.credentials", notificationService: prefix + ".push.notifications",
+                                       tokenService: prefix + ".push.tokens", timeout: .seconds(60))
+        let report = try await AuthMigration.move(from: legacy, oath: oath, push: push, sourceName: "keychain")
+        #expect(report.oathCredentials == 2 && report.pushCredentials == 1 && report.notifications == 2 && report.pushDeviceToken)
+        #expect(legacy.getAllAccounts().map(\.issuer) == ["Steam"] && legacy.getPushDeviceToken() == nil)
+        let client = try await OathClient.createClient { $0.storage = oath }
+        #expect(try await client.generateCode("hotp-1") == "162583")
+        #expect(try await push.getNotificationByMessageId(messageId: "m1")?.challenge == "Y2hhbGxlbmdlLTE=")
+        #expect(try await AuthMigration.move(from: legacy, oath: oath, push: push, sourceName: "keychain").oathCredentials == 0)
+        try await oath.clearOathCredentials()
+        try await push.clearPushCredentials()
+        try await push.clearPushDeviceTokens()
+        _ = legacy.removeMechanism(mechanism: try #require(legacy.getMechanismForUUID(uuid: "steam-1")))
+        _ = legacy.removeAccount(account: Account(issuer: "Steam", accountName: "gamer"))
+    }
+}
