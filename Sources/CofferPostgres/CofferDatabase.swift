@@ -42,6 +42,11 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
             /// How long one operation (leasing a connection included) may take before it fails
             /// with `.unavailable`. Default 10 s.
             public var operationTimeout: Duration = .seconds(10)
+            /// How long ``CofferDatabase/migrate()`` may take once connected: it may wait for
+            /// another instance's migration (under the advisory lock) and runs DDL, which a busy
+            /// server does slowly. Default 2 minutes. Connecting is still under
+            /// ``operationTimeout``, so a server that is not there fails as fast as any operation.
+            public var migrationTimeout: Duration = .seconds(120)
             /// How long the primary key id is trusted without a notification. Default 1 s.
             public var keyCacheLifetime: Duration = .seconds(1)
             /// Whether to listen for other instances' changes (key rotations, writes to cached
@@ -134,7 +139,8 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
     @discardableResult
     public func migrate() async throws -> [Int] {
         try await deadline.run("connect to the database") { try await self.checkServerAccepts() }
-        return try await deadline.run("migrate the schema") {
+        let migration = OperationDeadline(duration: configuration.options.migrationTimeout, logger: logger)
+        return try await migration.run("migrate the schema") {
             // Up to date (every start but the first after an upgrade): a read, no lock.
             if try await PostgresSchema.version(self.client, logger: self.logger) == PostgresSchema.latest { return [] }
             return try await PostgresSchema.migrate(self.client, logger: self.logger)
