@@ -65,8 +65,8 @@ public final class SQLiteOathStorage: OathCounterStorage {
     public func getAllOathCredentials() async throws -> [OathCredential] {
         try await run("retrieve credentials") {
             let rows = try await database.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM mfa_oath_data ORDER BY created_at, id").map { row in
-                    Result { try StoredCredential(row) }.mapError { UnreadableRow(id: (row.lenient("id") as String?) ?? "?", reason: "\($0)") }
+                try Row.fetchAll(db, sql: StoredCredential.select + "ORDER BY created_at, id").map { row in
+                    Result { try StoredCredential(row) }.mapError { UnreadableRow(id: String.fromDatabaseValue(row[0]) ?? "?", reason: "\($0)") }
                 }
             }
             var readable: [StoredCredential] = []
@@ -143,7 +143,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
 
     /// The stored row of credential `id`, or `nil`.
     private static func stored(_ db: Database, id: String) throws -> StoredCredential? {
-        try Row.fetchOne(db, sql: "SELECT * FROM mfa_oath_data WHERE id = ?", arguments: [id]).map(StoredCredential.init)
+        try Row.fetchOne(db, sql: StoredCredential.select + "WHERE id = ?", arguments: [id]).map(StoredCredential.init)
     }
 
     /// The credential of `row`, its secret opened under the row's own binding.
@@ -171,24 +171,29 @@ private struct StoredCredential: Sendable {
     let credential: OathCredential
     let sealed: Data
 
-    /// The row's columns; a column of the wrong type or value is
-    /// ``OathStorageError/storageCorrupted(_:)``.
+    /// The columns, in the order ``init(_:)`` reads them by position (by name, GRDB compares
+    /// every column's name without case, which was most of the time a listing took).
+    static let select = "SELECT id, user_id, resource_id, issuer, display_issuer, account_name, display_account_name, type, secret, "
+        + "algorithm, digits, period, counter, created_at, image_url, background_color, policies, locking_policy, is_locked FROM mfa_oath_data "
+
+    /// A row selected with ``select``; a column of the wrong type or value is
+    /// ``OathStorageError/storageCorrupted(_:)`` (never a trap: each value is converted by
+    /// its type's own `fromDatabaseValue`, which answers `nil` rather than stopping).
     init(_ row: Row) throws {
-        let id: String = row.lenient("id") ?? ""
-        guard let type = OathType(rawValue: ((row.lenient("type") as String?) ?? "").lowercased()),
-              let algorithm = OathAlgorithm(rawValue: (row.lenient("algorithm") as String?) ?? ""),
-              let issuer: String = row.lenient("issuer"), let accountName: String = row.lenient("account_name"),
-              let digits: Int = row.lenient("digits"), let period: Int = row.lenient("period"), let counter: Int = row.lenient("counter"),
-              let created: Double = row.lenient("created_at"), let sealed: Data = row.lenient("secret") else {
+        func text(_ index: Int) -> String? { String.fromDatabaseValue(row[index]) }
+        func integer(_ index: Int) -> Int? { Int.fromDatabaseValue(row[index]) }
+        let id = text(0) ?? ""
+        guard let type = OathType(rawValue: (text(7) ?? "").lowercased()), let algorithm = OathAlgorithm(rawValue: text(9) ?? ""),
+              let issuer = text(3), let accountName = text(5), let digits = integer(10), let period = integer(11), let counter = integer(12),
+              let created = Double.fromDatabaseValue(row[13]), let sealed = Data.fromDatabaseValue(row[8]) else {
             throw OathStorageError.storageCorrupted("the row of \(id) has a column of the wrong type or value")
         }
         self.sealed = sealed
         credential = OathCredential(
-            id: id, userId: row.lenient("user_id"), resourceId: row.lenient("resource_id"), issuer: issuer, displayIssuer: row.lenient("display_issuer"),
-            accountName: accountName, displayAccountName: row.lenient("display_account_name"), oathType: type, oathAlgorithm: algorithm,
-            digits: digits, period: period, counter: counter, createdAt: Date(timeIntervalSinceReferenceDate: created),
-            imageURL: row.lenient("image_url"), backgroundColor: row.lenient("background_color"), policies: row.lenient("policies"),
-            lockingPolicy: row.lenient("locking_policy"), isLocked: row.lenient("is_locked") ?? false, secretKey: "")
+            id: id, userId: text(1), resourceId: text(2), issuer: issuer, displayIssuer: text(4), accountName: accountName,
+            displayAccountName: text(6), oathType: type, oathAlgorithm: algorithm, digits: digits, period: period, counter: counter,
+            createdAt: Date(timeIntervalSinceReferenceDate: created), imageURL: text(14), backgroundColor: text(15), policies: text(16),
+            lockingPolicy: text(17), isLocked: Bool.fromDatabaseValue(row[18]) ?? false, secretKey: "")
     }
 }
 

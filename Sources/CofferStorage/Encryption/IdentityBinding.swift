@@ -50,13 +50,21 @@ public enum IdentityBinding {
     ///   - location: Where the data came from, for error messages.
     public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
         let data = Data(data)
-        let found = try Self.identity(of: data, location: location)
         let headerSize = magic.count + 2
+        guard data.count >= headerSize, data.prefix(magic.count).elementsEqual(magic) else {
+            throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
+        }
         let length = Int(data[magic.count]) << 8 | Int(data[magic.count + 1])
+        guard data.count >= headerSize + length else {
+            throw .corrupted(location: location, reason: "the identity binding is truncated")
+        }
         // Byte for byte: Swift's String equality treats canonically equivalent text as equal, so
-        // `café` (NFD) would pass for `café` (NFC), another name, and another file.
-        guard data[headerSize..<(headerSize + length)].elementsEqual(identity.utf8) else {
-            throw .identityMismatch(location: location, expected: identity, found: found)
+        // `café` (NFD) would pass for `café` (NFC), another name, and another file. The name
+        // found is made into text only when it differs (a listing opens thousands of fields).
+        var expected = identity
+        let same = expected.withUTF8 { bytes in data[headerSize..<(headerSize + length)].elementsEqual(bytes) }
+        guard same else {
+            throw .identityMismatch(location: location, expected: identity, found: try Self.identity(of: data, location: location))
         }
         return data[(headerSize + length)...]
     }
