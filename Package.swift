@@ -35,9 +35,14 @@ let package = Package(
         ),
         .target(name: "CProcessHardening"),
         .target(
+            name: "CTPM",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        .target(
             name: "CofferStorage",
             dependencies: [
                 "CLibSecret",
+                "CTPM",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -88,6 +88,11 @@ public struct FileKeyStore: KeyRingStore {
     /// A file name that stands for `alias` and only for it: letters, digits, `_`, `-` and
     /// non-leading `.` are kept, every other byte is written as `%XX`.
     static func fileName(for alias: String) -> String {
+        escapedName(for: alias) + ".key"
+    }
+
+    /// `alias` with every byte but letters, digits, `_`, `-` and non-leading `.` written as `%XX`.
+    static func escapedName(for alias: String) -> String {
         var name = ""
         for (index, byte) in alias.utf8.enumerated() {
             let character = Character(Unicode.Scalar(byte))
@@ -95,7 +100,7 @@ public struct FileKeyStore: KeyRingStore {
                 || (character == "." && index > 0))
             name += plain ? String(character) : String(format: "%%%02X", byte)
         }
-        return name + ".key"
+        return name
     }
 
     /// The alias's key ring. A ring read before is served from memory while its file is the same

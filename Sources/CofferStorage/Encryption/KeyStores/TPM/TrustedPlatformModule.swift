@@ -1,0 +1,185 @@
+import CTPM
+import Crypto
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A TPM 2.0, reached through tpm2-tss (loaded at run time: the package builds without TPM
+/// development files, and a machine without tpm2-tss gets ``TPMError/unavailable(reason:)``).
+///
+/// It seals small secrets to this TPM: a sealed data object under a storage key the TPM derives
+/// from its owner-hierarchy seed (or the persistent storage key at `0x81000001`, where one
+/// exists), created and unsealed in sessions salted with that key, so the secret never crosses
+/// to the TPM in the clear. The object's blobs can be stored anywhere: only this TPM opens them.
+///
+/// Each operation connects, does its work, flushes every transient object and session it made,
+/// and disconnects, so processes share the TPM's few slots and a TPM without a resource manager
+/// (a software TPM on a socket) serves them one after the other. Calls run on a thread of their
+/// own with a deadline: a TPM that does not answer gives ``TPMError/timedOut(seconds:)``.
+public struct TrustedPlatformModule: Sendable {
+    /// Which TPM, in tpm2-tss's TCTI syntax (`device:/dev/tpmrm0`, `swtpm:path=/run/swtpm.sock`,
+    /// `swtpm:host=127.0.0.1,port=2321`); `nil` lets tpm2-tss choose (the kernel's resource
+    /// manager, `/dev/tpmrm0`, first).
+    public let tcti: String?
+    /// How long one operation may take.
+    public let timeout: Duration
+
+    /// The persistent handle where a storage root key is kept by convention (TCG provisioning).
+    static let persistentStorageKeyHandle: UInt32 = 0x8100_0001
+
+    /// A TPM chosen by `tcti`.
+    public init(tcti: String?, timeout: Duration = .seconds(5)) {
+        self.tcti = tcti.flatMap { $0.isEmpty ? nil : $0 }
+        self.timeout = timeout
+    }
+
+    /// The TPM named by `COFFER_TPM_TCTI`, or tpm2-tss's own choice when it is not set.
+    public static func fromEnvironment(timeout: Duration = .seconds(5)) -> TrustedPlatformModule {
+        TrustedPlatformModule(tcti: ProcessInfo.processInfo.environment["COFFER_TPM_TCTI"], timeout: timeout)
+    }
+
+    /// Where this TPM is, for messages.
+    public var location: String { tcti ?? "the default TPM (/dev/tpmrm0)" }
+
+    // MARK: - Sealing
+
+    /// How a secret is bound: to the storage key it was sealed under, and to what unseals it.
+    struct Binding: Sendable, Equatable {
+        /// The persistent handle of the storage key, or 0 for the derived one.
+        var parentHandle: UInt32
+        /// The storage key's TPM name (marshalled TPM2B_NAME).
+        var parentName: [UInt8]
+        /// SHA-256 PCRs the object's policy requires to be as they were when it was sealed.
+        var pcrs: [Int]
+        var hasPIN: Bool
+    }
+
+    /// A sealed object: its blobs, and how it is bound.
+    struct SealedObject: Sendable, Equatable {
+        var publicArea: [UInt8]
+        var privateArea: [UInt8]
+        var binding: Binding
+    }
+
+    /// Seals `secret` (at most 128 bytes) to this TPM.
+    func seal(_ secret: [UInt8], authValue: [UInt8]?, pcrs: [Int]) async throws(TPMError) -> SealedObject {
+        let pcrs = pcrs.sorted()
+        return try await run("seal a key") { connection throws(TPMError) in
+            let (parent, handle, name) = try connection.storageKey()
+            var policy: [UInt8]?
+            if !pcrs.isEmpty {
+                policy = try connection.policyDigest(pcrs: pcrs, withAuthValue: authValue != nil)
+            }
+            let template = TPMWireFormat.sealedObjectTemplate(policy: policy, hasPIN: authValue != nil)
+            var sensitive = TPMWireFormat.sensitiveCreate(auth: authValue ?? [], data: secret)
+            defer { coffer_tpm_wipe(&sensitive, sensitive.count) }
+            let (publicArea, privateArea) = try connection.createSealed(parent: parent, template: template, sensitive: sensitive)
+            return SealedObject(publicArea: publicArea, privateArea: privateArea,
+                                binding: Binding(parentHandle: handle, parentName: name, pcrs: pcrs, hasPIN: authValue != nil))
+        }
+    }
+
+    /// Unseals `object`. Checks first that the storage key is the one it was sealed under, so
+    /// another TPM's files give ``TPMError/otherTPM`` rather than a vaguer refusal.
+    func unseal(_ object: SealedObject, authValue: [UInt8]?) async throws(TPMError) -> [UInt8] {
+        if object.binding.hasPIN && authValue == nil { throw .pinRequired }
+        return try await run("unseal a key") { connection throws(TPMError) in
+            let (parent, _, name) = try connection.storageKey(handle: object.binding.parentHandle)
+            guard name == object.binding.parentName else { throw .otherTPM }
+            return try connection.unseal(object, parent: parent, authValue: authValue ?? [])
+        }
+    }
+
+    // MARK: - Status
+
+    /// What `coffer doctor` reports about a TPM.
+    public struct Status: Sendable, Equatable {
+        /// The manufacturer's id, as four letters (`IBM`, `INTC`, `MSFT`, ...).
+        public var manufacturer: String
+        /// Whether the TPM refuses PIN-protected keys now after too many wrong PINs.
+        public var inLockout: Bool
+        /// Wrong PINs counted, and how many the TPM allows before locking out.
+        public var failedAuthorizations: UInt32
+        public var maximumFailedAuthorizations: UInt32
+        /// Seconds until one counted failure is forgotten, and how long a lockout lasts.
+        public var lockoutInterval: UInt32
+        public var lockoutRecovery: UInt32
+        /// Whether a persistent storage key exists at 0x81000001 (Coffer seals under it then).
+        public var hasPersistentStorageKey: Bool
+    }
+
+    /// The TPM's manufacturer and dictionary-attack state.
+    public func status() async throws(TPMError) -> Status {
+        try await run("report its state") { connection throws(TPMError) in
+            let fixed = TPMWireFormat.properties(try connection.capability(6, property: 0x100, count: 64))
+            let variable = TPMWireFormat.properties(try connection.capability(6, property: 0x200, count: 64))
+            let handles = try connection.capability(1, property: Self.persistentStorageKeyHandle, count: 1)
+            let manufacturerCode = fixed[0x105] ?? 0
+            let manufacturer = String(decoding: withUnsafeBytes(of: manufacturerCode.bigEndian) { Array($0) }
+                .filter { $0 >= 0x21 && $0 < 0x7F }, as: UTF8.self)
+            return Status(
+                manufacturer: manufacturer,
+                inLockout: (variable[0x200] ?? 0) & 0x200 != 0,
+                failedAuthorizations: variable[0x20E] ?? 0,
+                maximumFailedAuthorizations: variable[0x20F] ?? 0,
+                lockoutInterval: variable[0x210] ?? 0,
+                lockoutRecovery: variable[0x211] ?? 0,
+                hasPersistentStorageKey: Self.listsHandle(handles, Self.persistentStorageKeyHandle))
+        }
+    }
+
+    /// Whether a marshalled TPMS_CAPABILITY_DATA of TPM_CAP_HANDLES lists `handle`.
+    private static func listsHandle(_ data: [UInt8], _ handle: UInt32) -> Bool {
+        var reader = TPMWireFormat.Reader(data)
+        guard reader.u32() == 1, let count = reader.u32() else { return false }
+        for _ in 0..<min(count, 256) where reader.u32() == handle { return true }
+        return false
+    }
+
+    // MARK: - Running
+
+    private static let queue = DispatchQueue(label: "org.coffer.tpm")
+
+    /// Runs `body` with a fresh connection on the TPM thread (one operation at a time per
+    /// process), answering ``TPMError/timedOut(seconds:)`` at the deadline even if the TPM never
+    /// does: the stuck call is left to finish on its own.
+    private func run<R: Sendable>(
+        _ operation: String, _ body: @escaping @Sendable (Connection) throws(TPMError) -> R
+    ) async throws(TPMError) -> R {
+        if let missing = coffer_tpm_load() { throw .unavailable(reason: String(cString: missing)) }
+        let tcti = self.tcti
+        let seconds = Int((timeout.components.seconds)) + (timeout.components.attoseconds > 0 ? 1 : 0)
+        let answer = Answer<R>()
+        let result: Result<R, TPMError> = await withCheckedContinuation { continuation in
+            answer.set { continuation.resume(returning: $0) }
+            Self.queue.async {
+                let outcome: Result<R, TPMError>
+                do throws(TPMError) {
+                    let connection = try Connection(tcti: tcti, operation: operation)
+                    defer { connection.close() }
+                    outcome = .success(try body(connection))
+                } catch {
+                    outcome = .failure(error)
+                }
+                answer.give(outcome)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) {
+                answer.give(.failure(.timedOut(seconds: seconds)))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Delivers the first of the outcomes offered (the operation's, or the deadline's).
+    private final class Answer<R: Sendable>: Sendable {
+        private let resume = Mutex<(@Sendable (Result<R, TPMError>) -> Void)?>(nil)
+        func set(_ body: @escaping @Sendable (Result<R, TPMError>) -> Void) { resume.withLock { $0 = body } }
+        func give(_ result: Result<R, TPMError>) {
+            let body = resume.withLock { current in
+                defer { current = nil }
+                return current
+            }
+            body?(result)
+        }
+    }
+}
