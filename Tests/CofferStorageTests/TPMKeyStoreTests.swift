@@ -35,3 +35,205 @@ struct TPMKeyStoreTests {
         #expect(try await reopened.primaryKey(for: "a") == nil)
     }
 }
+
+extension TPMKeyStoreTests {
+    static func store(_ directory: URL, _ tpm: SoftwareTPM, pcrs: [Int] = [], pin: String? = nil,
+                      timeout: Duration = .seconds(5)) -> TPMKeyStore {
+        TPMKeyStore(directory: directory, tpm: TrustedPlatformModule(tcti: tpm.tcti, timeout: timeout), pcrs: pcrs,
+                    pin: pin.map { pin in { @Sendable in pin } })
+    }
+
+    @Test("another TPM opens nothing and deletes nothing; back on its own TPM everything opens")
+    func otherTPM() async throws {
+        let own = try await SoftwareTPM.start()
+        let other = try await SoftwareTPM.start()
+        defer { own.remove(); other.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let created = try await Self.store(keys, own).createKey(for: "a")
+        let file = try Self.store(keys, own).fileURL(for: "a")
+        let before = try Data(contentsOf: file)
+        let elsewhere = Self.store(keys, other)
+        for attempt in [{ _ = try await elsewhere.primaryKey(for: "a") }, { _ = try await elsewhere.rotateKey(for: "a") },
+                        { _ = try await elsewhere.createKey(for: "a") }] {
+            await #expect(throws: TPMError.otherTPM) { try await attempt() }
+        }
+        #expect(try Data(contentsOf: file) == before, "nothing is written or deleted")
+        #expect(try await Self.store(keys, own).primaryKey(for: "a")?.key == created.key)
+    }
+
+    @Test("a changed public or private blob, parent name or sealed ring is refused and left in place")
+    func tamperedFile() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let created = try await Self.store(keys, tpm).createKey(for: "a")
+        let file = try Self.store(keys, tpm).fileURL(for: "a")
+        let original = try Data(contentsOf: file)
+        let json = try JSONSerialization.jsonObject(with: original) as! [String: Any]
+        for field in ["publicArea", "privateArea", "ring", "parentName"] {
+            var changed = json
+            var bytes = Data(base64Encoded: json[field] as! String)!
+            bytes[bytes.count - 3] ^= 0x01
+            changed[field] = bytes.base64EncodedString()
+            let crafted = try JSONSerialization.data(withJSONObject: changed)
+            try crafted.write(to: file)
+            do {
+                _ = try await Self.store(keys, tpm).primaryKey(for: "a")
+                Issue.record("a changed \(field) was accepted")
+            } catch let error as KeyStoreError {
+                guard case .corrupted = error else { Issue.record("\(field): \(error)"); continue }
+            } catch let error as TPMError {
+                #expect(field == "parentName" ? error == .otherTPM : error != .wrongPIN, "\(field): \(error)")
+                if case .failed = error {} else if field != "parentName" { Issue.record("\(field): \(error)") }
+            }
+            #expect(try Data(contentsOf: file) == crafted, "\(field): the file is left as it is")
+        }
+        for crafted in [Data("{}".utf8), Data(repeating: 0x7B, count: 2 << 20),
+                        Data(#"{"format":"coffer.tpm-sealed-key-ring","version":1,"parentHandle":0,"parentName":"","pcrs":[99],"publicArea":"","privateArea":"","ring":""}"#.utf8)] {
+            try crafted.write(to: file)
+            await #expect(throws: KeyStoreError.self) { try await Self.store(keys, tpm).primaryKey(for: "a") }
+        }
+        try original.write(to: file)
+        #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key == created.key)
+    }
+
+    @Test("no TPM, a killed one and a frozen one give typed errors within seconds, never a hang")
+    func unavailable() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        try await Self.store(keys, tpm).createKey(for: "a")
+        let nowhere = TPMKeyStore(directory: keys, tpm: TrustedPlatformModule(tcti: "swtpm:path=\(directory.url.path)/none"))
+        do {
+            _ = try await nowhere.primaryKey(for: "a")
+            Issue.record("a missing TPM answered")
+        } catch let error as TPMError {
+            guard case .unavailable = error else { Issue.record("\(error)"); return }
+        }
+        tpm.kill()
+        do {
+            _ = try await Self.store(keys, tpm).primaryKey(for: "a")
+            Issue.record("a killed TPM answered")
+        } catch let error as TPMError {
+            guard case .unavailable = error else { Issue.record("\(error)"); return }
+        }
+        try await tpm.start()
+        tpm.freeze()
+        let clock = ContinuousClock()
+        let started = clock.now
+        await #expect(throws: TPMError.timedOut(seconds: 2)) {
+            try await Self.store(keys, tpm, timeout: .seconds(2)).primaryKey(for: "a")
+        }
+        #expect(clock.now - started < .seconds(6), "answered at the deadline, not when the TPM wakes")
+        tpm.thaw()
+        #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.id == 1, "the thawed TPM opens the key")
+        #expect(FileManager.default.fileExists(atPath: try Self.store(keys, tpm).fileURL(for: "a").path))
+    }
+
+    @Test("a PIN: required, a wrong one refused and counted, then dictionary-attack lockout reported as such")
+    func pinAndLockout() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        try await tpm.tpm2("tpm2_dictionarylockout", ["--setup-parameters", "--max-tries=2", "--recovery-time=600",
+                                                     "--lockout-recovery-time=600"])
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let created = try await Self.store(keys, tpm, pin: "2468").createKey(for: "a")
+        #expect(try Self.store(keys, tpm).sealing(for: "a")?.hasPIN == true)
+        await #expect(throws: TPMError.pinRequired) { try await Self.store(keys, tpm).primaryKey(for: "a") }
+        #expect(try await Self.store(keys, tpm, pin: "2468").primaryKey(for: "a")?.key == created.key)
+        await #expect(throws: TPMError.wrongPIN) { try await Self.store(keys, tpm, pin: "1111").primaryKey(for: "a") }
+        await #expect(throws: TPMError.wrongPIN) { try await Self.store(keys, tpm, pin: "2222").primaryKey(for: "a") }
+        do {
+            _ = try await Self.store(keys, tpm, pin: "2468").primaryKey(for: "a")
+            Issue.record("the right PIN opened the key during lockout")
+        } catch let error as TPMError {
+            guard case .lockedOut = error else { Issue.record("\(error)"); return }
+        }
+        let status = try await TrustedPlatformModule(tcti: tpm.tcti).status()
+        #expect(status.inLockout)
+        try await tpm.tpm2("tpm2_dictionarylockout", ["--clear-lockout"])
+        #expect(try await Self.store(keys, tpm, pin: "2468").primaryKey(for: "a")?.key == created.key,
+                "nothing was deleted: after the lockout the right PIN opens the key")
+    }
+
+    @Test("a PCR-bound key opens while the PCR holds its value and is refused after the PCR is extended")
+    func pcrPolicy() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let created = try await Self.store(keys, tpm, pcrs: [7]).createKey(for: "a")
+        #expect(try Self.store(keys, tpm).sealing(for: "a")?.pcrs == [7])
+        #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key == created.key)
+        try await tpm.tpm2("tpm2_pcrextend", ["7:sha256=" + String(repeating: "ab", count: 32)])
+        await #expect(throws: TPMError.pcrPolicyFailed(pcrs: [7])) { try await Self.store(keys, tpm).primaryKey(for: "a") }
+        #expect(FileManager.default.fileExists(atPath: try Self.store(keys, tpm).fileURL(for: "a").path))
+    }
+
+    @Test("a persistent storage key at 0x81000001 is used when there is one, and its removal is a typed error")
+    func persistentStorageKey() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let primary = directory.appending("primary.ctx").path
+        try await tpm.tpm2("tpm2_createprimary", ["-Q", "-C", "o", "-G", "ecc256:aes128cfb", "-c", primary])
+        try await tpm.tpm2("tpm2_evictcontrol", ["-C", "o", "-c", primary, "0x81000001"])
+        // tpm2-tools leaves its transient objects loaded when there is no resource manager.
+        try await tpm.tpm2("tpm2_flushcontext", ["-t"])
+        let keys = directory.appending("keys")
+        let created = try await Self.store(keys, tpm).createKey(for: "a")
+        #expect(try Self.store(keys, tpm).sealing(for: "a")?.persistentParent == 0x8100_0001)
+        #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key == created.key)
+        #expect(try await TrustedPlatformModule(tcti: tpm.tcti).status().hasPersistentStorageKey)
+        try await tpm.tpm2("tpm2_evictcontrol", ["-C", "o", "-c", "0x81000001"])
+        await #expect(throws: TPMError.self) { try await Self.store(keys, tpm).primaryKey(for: "a") }
+    }
+
+    @Test("8 tasks creating the same alias at once agree on one key, and each of 4 stores opens it")
+    func concurrentCreators() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let created = try await withThrowingTaskGroup(of: Data.self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await Self.store(keys, tpm).createKey(for: "a").key.withUnsafeBytes { Data($0) } }
+            }
+            return try await group.reduce(into: Set<Data>()) { $0.insert($1) }
+        }
+        #expect(created.count == 1)
+        for _ in 0..<4 {
+            #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key.withUnsafeBytes { Data($0) } == created.first)
+        }
+    }
+
+    @Test("the key is in no error, description or dump of the store")
+    func noKeyInText() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = Self.store(directory.appending("keys"), tpm, pin: "975310")
+        let key = try await store.createKey(for: "a")
+        var dumped = ""
+        dump(store, to: &dumped)
+        let texts = [dumped, String(describing: store), String(reflecting: store)]
+        let material = key.key.withUnsafeBytes { Data($0) }
+        for text in texts {
+            #expect(!text.contains(material.base64EncodedString()))
+            #expect(!text.contains(material.map { String(format: "%02x", $0) }.joined()))
+            #expect(!text.contains("975310"))
+        }
+    }
+}

@@ -42,7 +42,9 @@ public final class SoftwareTPM: Sendable {
             "--flags", "not-need-init,startup-clear", "--daemon", "--pid", "file=\(directory)/swtpm.pid",
         ])
         guard result.status == 0 else { throw SoftwareTPMError.failed("swtpm did not start: \(result.output)") }
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: "\(directory)/sock") { usleep(10_000) }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: "\(directory)/sock") {
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// The running swtpm's process id.
@@ -51,11 +53,12 @@ public final class SoftwareTPM: Sendable {
         return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    /// Stops swtpm (SIGKILL: the TPM is gone at once; its state directory stays).
+    /// Stops swtpm (SIGKILL: the TPM is gone at once, its sockets closed; its state directory
+    /// stays). Not waited for: the daemon is no child of ours, and where nothing reaps orphans it
+    /// stays a zombie.
     public func kill() {
         guard let pid else { return }
         _ = Foundation.kill(pid, SIGKILL)
-        for _ in 0..<200 where Foundation.kill(pid, 0) == 0 { usleep(10_000) }
         unlink("\(directory)/swtpm.pid")
     }
 

@@ -138,7 +138,19 @@ public struct TrustedPlatformModule: Sendable {
 
     // MARK: - Running
 
-    private static let queue = DispatchQueue(label: "org.coffer.tpm")
+    /// One serial queue per TPM: a process does one operation at a time on each TPM, and a TPM
+    /// that hangs holds up only its own callers.
+    private static let queues = Mutex<[String: DispatchQueue]>([:])
+
+    private var queue: DispatchQueue {
+        Self.queues.withLock { queues in
+            let name = tcti ?? ""
+            if let queue = queues[name] { return queue }
+            let queue = DispatchQueue(label: "org.coffer.tpm")
+            queues[name] = queue
+            return queue
+        }
+    }
 
     /// Runs `body` with a fresh connection on the TPM thread (one operation at a time per
     /// process), answering ``TPMError/timedOut(seconds:)`` at the deadline even if the TPM never
@@ -152,7 +164,7 @@ public struct TrustedPlatformModule: Sendable {
         let answer = Answer<R>()
         let result: Result<R, TPMError> = await withCheckedContinuation { continuation in
             answer.set { continuation.resume(returning: $0) }
-            Self.queue.async {
+            queue.async {
                 let outcome: Result<R, TPMError>
                 do throws(TPMError) {
                     let connection = try Connection(tcti: tcti, operation: operation)
