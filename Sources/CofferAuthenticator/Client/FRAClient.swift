@@ -148,9 +148,14 @@ public enum DefaultAuthenticatorStorage {
     }
 
     /// Opens the default storage in `directory` (default: `DataDirectory.default`).
-    public static func open(directory: URL? = nil, logger: Logger = Logger(label: "org.coffer.authenticator")) throws -> SQLiteStorageClient {
+    ///
+    /// - Parameter tpmPIN: Answers when the key is sealed by the TPM with a PIN.
+    public static func open(
+        directory: URL? = nil, logger: Logger = Logger(label: "org.coffer.authenticator"),
+        tpmPIN: (@Sendable () async throws -> String)? = nil
+    ) throws -> SQLiteStorageClient {
         let directory = directory ?? DataDirectory.default
-        let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger)
+        let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN)
         return try SQLiteStorageClient(
             path: databaseURL(in: directory).path,
             encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)

@@ -67,6 +67,8 @@ struct DoctorCommand: AsyncParsableCommand {
         inspect("database file", DefaultAuthenticatorStorage.databaseURL(in: directory), .file)
 
         // The key store.
+        let keyLocation = try? DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)
+        await checkTPM(recorded: keyLocation == .tpm, in: directory, report)
         do {
             switch try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory) {
             case .secretService?:
@@ -80,6 +82,10 @@ struct DoctorCommand: AsyncParsableCommand {
                 let keys = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
                 inspect("key directory", keys.directory, .directory)
                 inspect("key file", try keys.fileURL(for: DefaultAuthenticatorStorage.keyAlias), .privateFile)
+            case .tpm?:
+                let keys = TPMKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+                inspect("key directory", keys.directory, .directory)
+                inspect("sealed key file", try keys.fileURL(for: DefaultAuthenticatorStorage.keyAlias), .privateFile)
             case nil: report(.note, "key store", "not chosen yet: the keyring when usable at the first coffer add, else a key file")
             }
         } catch {
@@ -88,7 +94,7 @@ struct DoctorCommand: AsyncParsableCommand {
         let database = DefaultAuthenticatorStorage.databaseURL(in: directory)
         if FileManager.default.fileExists(atPath: database.path) {
             do {
-                let client = try DefaultAuthenticatorStorage.open(directory: directory)
+                let client = try DefaultAuthenticatorStorage.open(directory: directory, tpmPIN: TPMPIN.ask)
                 let integrity = try client.integrityCheck()
                 if integrity == ["ok"] {
                     report(.ok, "database", "\(database.path) passes PRAGMA integrity_check")

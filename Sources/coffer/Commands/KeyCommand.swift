@@ -17,7 +17,13 @@ struct KeyCommand: AsyncParsableCommand {
         switch location {
         case .secretService: "the OS keyring (Secret Service), as item service org.coffer.keys, alias \(DefaultAuthenticatorStorage.keyAlias)"
         case .file: "the file \(try keyFile(in: directory).path)"
+        case .tpm: "the TPM (\(TrustedPlatformModule.fromEnvironment().location)), sealed in \(try tpmKeyFile(in: directory).path)"
         }
+    }
+
+    static func tpmKeyFile(in directory: URL) throws -> URL {
+        try TPMKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
+            .fileURL(for: DefaultAuthenticatorStorage.keyAlias)
     }
 
     static func keyFile(in directory: URL) throws -> URL {
@@ -25,10 +31,7 @@ struct KeyCommand: AsyncParsableCommand {
     }
 
     static func store(_ location: KeyStoreSelection.Location, in directory: URL) -> any KeyRingStore {
-        switch location {
-        case .secretService: SecretServiceKeyStore()
-        case .file: FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
-        }
+        KeyStoreSelection.store(location, in: directory, tpmPIN: TPMPIN.ask)
     }
 
     /// `coffer key new-kek [PATH]`: the key-encryption key of the postgres backend.
@@ -38,7 +41,8 @@ struct KeyCommand: AsyncParsableCommand {
             abstract: "Make the key-encryption key for the postgres backend.",
             discussion: """
                 Writes a new random 256-bit key-encryption key to PATH (default: keys/postgres.kek in the \
-                data directory), 0600 from the first byte, and prints its fingerprint. An existing file is \
+                data directory), 0600 from the first byte, and prints its fingerprint. A missing directory \
+                is made, 0700. An existing file is \
                 never replaced. Every instance that shares the database needs the same file (point \
                 COFFER_DATABASE_KEK at it): it wraps the data keys kept in the database and never enters it, \
                 so keep a copy somewhere safe.
@@ -54,7 +58,9 @@ struct KeyCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let target = path ?? PostgresBackend.defaultKEKPath(in: data.directory)
-                if path == nil { try FileTrust.prepareDirectory(data.directory.appendingPathComponent("keys", isDirectory: true)) }
+                // The directory is made (0700) when missing, as the advice to run this command assumes.
+                let parent = URL(fileURLWithPath: target).deletingLastPathComponent()
+                if path == nil || !FileManager.default.fileExists(atPath: parent.path) { try FileTrust.prepareDirectory(parent) }
                 let kek = try KeyEncryptionKey.create(atFile: target)
                 print("Made a key-encryption key in \(target) (fingerprint \(kek.fingerprint)).")
                 print("Keep a copy somewhere safe: without it the secrets in the database cannot be opened.")
@@ -80,7 +86,7 @@ struct KeyCommand: AsyncParsableCommand {
 
     struct Move: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Move the key between the OS keyring and a 0600 key file.",
+            abstract: "Move the key between the OS keyring, the TPM and a 0600 key file.",
             discussion: """
                 The key moves unchanged, so nothing is sealed again and every secret opens as \
                 before: it is copied, checked against the store, recorded as the key to use, \
@@ -88,19 +94,58 @@ struct KeyCommand: AsyncParsableCommand {
                 take the key out of the keyring (for use over SSH or on a server), in the \
                 desktop session whose keyring holds it.
 
+                --to tpm seals the key with this machine's TPM 2.0 (the one COFFER_TPM_TCTI names, \
+                else /dev/tpmrm0): a copy of the data directory, a backup or the disk opens nothing \
+                elsewhere. Keep a way back: a backup made with `coffer export`, or the key moved to a \
+                file first and stored safely. --pin adds a PIN the TPM checks (and locks out after a \
+                few wrong ones); --pcrs binds the key to PCR values, which a firmware or boot loader \
+                update changes: move the key to a file before such an update.
+
                 Examples:
                   coffer key move --to file
                   coffer key move --to keyring
+                  coffer key move --to tpm
+                  coffer key move --to tpm --pin --pcrs 7
                 """)
 
         enum Place: String, ExpressibleByArgument, CaseIterable {
-            case file, keyring
+            case file, keyring, tpm
 
-            var location: KeyStoreSelection.Location { self == .file ? .file : .secretService }
+            var location: KeyStoreSelection.Location {
+                switch self {
+                case .file: .file
+                case .keyring: .secretService
+                case .tpm: .tpm
+                }
+            }
         }
 
         @Option(help: "Where the key goes.") var to: Place
+        @Flag(help: "With --to tpm: protect the key with a PIN, asked at the terminal (or read from $COFFER_TPM_PIN_FILE).")
+        var pin = false
+        @Option(help: ArgumentHelp("With --to tpm: bind the key to these SHA-256 PCRs (0-23, comma-separated), for example 7.",
+                                   valueName: "list"))
+        var pcrs: String?
         @OptionGroup var data: DataOptions
+
+        /// The store the key goes to: for the TPM, with the PIN and PCRs asked for.
+        func target(in directory: URL) throws -> any KeyRingStore {
+            guard to == .tpm else {
+                if pin || pcrs != nil { throw CommandFailure("--pin and --pcrs go with --to tpm") }
+                return KeyCommand.store(to.location, in: directory)
+            }
+            var indexes: [Int] = []
+            for part in (pcrs ?? "").split(separator: ",") {
+                guard let index = Int(part.trimmingCharacters(in: .whitespaces)), (0..<24).contains(index),
+                      !indexes.contains(index) else {
+                    throw CommandFailure("--pcrs takes PCR numbers from 0 to 23, comma-separated (for example 7); '\(part)' is not one")
+                }
+                indexes.append(index)
+            }
+            let newPIN = pin ? try TPMPIN.choose() : nil
+            return TPMKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true), pcrs: indexes,
+                               pin: newPIN.map { chosen in { @Sendable in chosen } })
+        }
 
         func run() async throws {
             try await reportingErrors {
@@ -112,7 +157,7 @@ struct KeyCommand: AsyncParsableCommand {
                 guard from != to.location else {
                     throw CommandFailure("the key is already in \(try KeyCommand.describe(from, in: directory))")
                 }
-                let source = KeyCommand.store(from, in: directory), target = KeyCommand.store(to.location, in: directory)
+                let source = KeyCommand.store(from, in: directory), target = try target(in: directory)
                 guard let ring = try await source.keyRing(for: alias) else {
                     throw CommandFailure("\(try KeyCommand.describe(from, in: directory)) holds no key for the accounts; nothing was moved")
                 }

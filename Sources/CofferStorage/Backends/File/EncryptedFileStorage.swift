@@ -126,6 +126,23 @@ public enum KeyStoreSelection {
         case secretService = "secret-service"
         /// A 0600 file in `<directory>/keys` (``FileKeyStore``).
         case file
+        /// Sealed by this machine's TPM, in `<directory>/keys` (``TPMKeyStore``; the TPM that
+        /// `COFFER_TPM_TCTI` names, else tpm2-tss's default). Chosen only on request: a recorded
+        /// TPM that cannot be used is an error, never a fall back to a key file.
+        case tpm
+    }
+
+    /// The key store for `location` in `directory`: the same one `recorded(in:)` opens.
+    /// `tpmPIN` answers when a TPM-sealed key has a PIN.
+    public static func store(
+        _ location: Location, in directory: URL, tpmPIN: (@Sendable () async throws -> String)? = nil
+    ) -> any KeyRingStore {
+        let keys = directory.appendingPathComponent("keys", isDirectory: true)
+        switch location {
+        case .secretService: return SecretServiceKeyStore()
+        case .file: return FileKeyStore(directory: keys)
+        case .tpm: return TPMKeyStore(directory: keys, tpm: .fromEnvironment(), pin: tpmPIN)
+        }
     }
 
     /// Why the recorded key store cannot be used.
@@ -144,7 +161,7 @@ public enum KeyStoreSelection {
                 return "This store keeps its key in the OS keyring, which cannot be used now: "
                     + (reason.errorDescription ?? "\(reason)")
             case let .unknownLocation(path, _):
-                return "\(path) does not say 'secret-service' or 'file', as it should. Restore it."
+                return "\(path) does not say 'secret-service', 'file' or 'tpm', as it should. Restore it."
             case let .unreadable(_, cause):
                 return cause.errorDescription
             }
@@ -167,7 +184,10 @@ public enum KeyStoreSelection {
 
     /// The key store recorded for `directory`; on first use, the keyring when it is usable and a
     /// key file otherwise, recorded for next time. Logs the choice.
-    public static func recorded(in directory: URL, record: String = "keystore", logger: Logger) throws -> any KeyStore {
+    public static func recorded(
+        in directory: URL, record: String = "keystore", logger: Logger,
+        tpmPIN: (@Sendable () async throws -> String)? = nil
+    ) throws -> any KeyStore {
         let fileStore = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
         switch try recordedLocation(in: directory, record: record) {
         case .secretService?:
@@ -175,6 +195,8 @@ public enum KeyStoreSelection {
             return SecretServiceKeyStore()
         case .file?:
             return fileStore
+        case .tpm?:
+            return store(.tpm, in: directory, tpmPIN: tpmPIN)
         case nil:
             let location: Location
             if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {

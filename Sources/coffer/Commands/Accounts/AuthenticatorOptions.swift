@@ -83,7 +83,7 @@ struct AuthenticatorOptions: ParsableArguments {
         switch try chosen ?? backend() {
         case .sqlite:
             do {
-                storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger)
+                storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask)
             } catch let error as KeyStoreSelection.SelectionError {
                 guard case .keyringRequired = error else { throw error }
                 throw CommandFailure("\(error.errorDescription ?? "\(error)") \(KeyringAdvice.move)")
@@ -116,7 +116,12 @@ enum UnreadableRecords {
         guard let diagnostics = storage as? any StorageClientDiagnostics, diagnostics.unreadableRecordCount > 0 else { return nil }
         let count = diagnostics.unreadableRecordCount
         var why = diagnostics.lastError.map { ($0 as? LocalizedError)?.errorDescription ?? "\($0)" } ?? "unknown"
-        if let sqlite = storage as? SQLiteStorageClient, sqlite.keyProblem != nil {
+        if let sqlite = storage as? SQLiteStorageClient, let problem = sqlite.keyProblem {
+            if let tpm = Self.tpmProblem(in: problem) {
+                // The TPM's own words lead: they say what to do (a PIN, a lockout, another TPM).
+                return "the accounts' key is sealed by the TPM and cannot be opened now: \(tpm) "
+                    + "(\(count) stored record(s) are left as they are)"
+            }
             if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)) == .file,
                let keyFile = try? FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
                    .fileURL(for: DefaultAuthenticatorStorage.keyAlias),
@@ -129,6 +134,20 @@ enum UnreadableRecords {
         if why.hasSuffix(".") { why.removeLast() }
         return "\(count) stored record(s) cannot be read: \(why). They are left as they are: restore the key "
             + "or the records (see coffer doctor)."
+    }
+}
+
+extension UnreadableRecords {
+    /// The TPM's refusal, or the PIN's absence, somewhere inside `error` (wrapped by the sealing
+    /// and storage layers), in words.
+    static func tpmProblem(in error: Any, depth: Int = 0) -> String? {
+        if let found = error as? TPMError { return found.description }
+        if let found = error as? CommandFailure { return found.description }
+        guard depth < 8 else { return nil }
+        for child in Mirror(reflecting: error).children {
+            if let found = tpmProblem(in: child.value, depth: depth + 1) { return found }
+        }
+        return nil
     }
 }
 

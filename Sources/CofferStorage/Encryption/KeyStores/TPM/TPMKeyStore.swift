@@ -131,12 +131,26 @@ public struct TPMKeyStore: KeyRingStore {
     private func wrappingKey(for sealed: TPMSealedKeyRing, alias: String) async throws -> SymmetricKey {
         let object = sealed.sealedObject
         if let known = cache.wrappingKey(alias, object: object) { return known }
+        // A PIN the TPM refused is not offered again by this store: each try counts towards the
+        // TPM's lockout, and one command may need the key several times.
+        if let refused = cache.refusal(for: object) { throw refused }
         var authValue: [UInt8]?
         if let salt = sealed.pinSalt {
             guard let pin else { throw TPMError.pinRequired }
-            authValue = TPMSealedKeyRing.authValue(pin: try await pin(), salt: salt)
+            do {
+                authValue = TPMSealedKeyRing.authValue(pin: try await pin(), salt: salt)
+            } catch {
+                throw cache.remember(error, for: object)
+            }
         }
-        var secret = try await tpm.unseal(object, authValue: authValue)
+        var secret: [UInt8]
+        do {
+            secret = try await tpm.unseal(object, authValue: authValue)
+        } catch .wrongPIN {
+            throw cache.remember(TPMError.wrongPIN, for: object)
+        } catch .lockedOut(let recovery) {
+            throw cache.remember(TPMError.lockedOut(recoverySeconds: recovery), for: object)
+        }
         defer { secret.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         guard secret.count == 32 else {
             throw KeyStoreError.corrupted(alias: alias, location: try fileURL(for: alias).path,
@@ -278,6 +292,17 @@ public struct TPMKeyStore: KeyRingStore {
         }
 
         private let entries = Mutex<[String: Entry]>([:])
+        /// Why the TPM or the PIN source refused an object, by its public area.
+        private let refusals = Mutex<[[UInt8]: any Error]>([:])
+
+        func refusal(for object: TrustedPlatformModule.SealedObject) -> (any Error)? {
+            refusals.withLock { $0[object.publicArea] }
+        }
+
+        func remember(_ error: any Error, for object: TrustedPlatformModule.SealedObject) -> any Error {
+            refusals.withLock { $0[object.publicArea] = error }
+            return error
+        }
 
         func ring(_ alias: String, stamp: FileStamp) -> KeyRing? {
             entries.withLock { $0[alias].flatMap { $0.stamp == stamp ? $0.ring : nil } }

@@ -1,0 +1,36 @@
+import Foundation
+
+/// The PIN of a TPM-sealed key: from the file `$COFFER_TPM_PIN_FILE` (its first line), else
+/// asked at the terminal with echo off. Never an argument or a variable's value (other users see
+/// arguments in `ps`, and environments leak into child processes and crash reports).
+enum TPMPIN {
+    /// Reads the PIN to open a key.
+    @Sendable static func ask() async throws -> String {
+        try read(prompt: "TPM PIN: ", needed: "the key is sealed with a TPM PIN")
+    }
+
+    /// Asks for a new PIN, twice at a terminal.
+    static func choose() throws -> String {
+        let pin = try read(prompt: "New TPM PIN: ", needed: "a new TPM PIN is needed")
+        guard !pin.isEmpty else { throw CommandFailure("the PIN is empty; nothing was moved") }
+        if ProcessInfo.processInfo.environment["COFFER_TPM_PIN_FILE"] == nil,
+           try HiddenPrompt.read("Repeat the TPM PIN: ") != pin {
+            throw CommandFailure("the PINs differ; nothing was moved")
+        }
+        return pin
+    }
+
+    private static func read(prompt: String, needed: String) throws -> String {
+        if let path = ProcessInfo.processInfo.environment["COFFER_TPM_PIN_FILE"], !path.isEmpty {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw CommandFailure("cannot read the TPM PIN file \(path) (COFFER_TPM_PIN_FILE)")
+            }
+            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CommandFailure("\(needed): run this at a terminal, or put the PIN in a 0600 file "
+                + "and point COFFER_TPM_PIN_FILE at it")
+        }
+        return try HiddenPrompt.read(prompt)
+    }
+}
