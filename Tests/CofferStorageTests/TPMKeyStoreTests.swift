@@ -237,3 +237,24 @@ extension TPMKeyStoreTests {
         }
     }
 }
+
+extension TPMKeyStoreTests {
+    @Test("README: keys only this machine's TPM opens")
+    func readmeExample() async throws {
+        let software = try await SoftwareTPM.start()
+        defer { software.remove() }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let folder = temporary.url
+        let tcti: String? = software.tcti
+
+        let tpm = TrustedPlatformModule(tcti: tcti)  // nil: $COFFER_TPM_TCTI, else /dev/tpmrm0
+        let sealedKeys = TPMKeyStore(directory: folder.appendingPathComponent("keys"), tpm: tpm)
+        let tokens = EncryptedFileStorage<String>(fileName: "tokens", directory: folder, keyStore: sealedKeys)
+        try await tokens.save(item: "refresh-token")
+
+        #expect(try await EncryptedFileStorage<String>(fileName: "tokens", directory: folder, keyStore: sealedKeys).get() == "refresh-token")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("keys/tokens.tpm-key").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("keys/tokens.key").path))
+    }
+}

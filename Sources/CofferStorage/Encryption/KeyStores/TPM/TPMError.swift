@@ -26,6 +26,7 @@ public enum TPMError: Error, Sendable, Equatable {
 }
 
 extension TPMError: LocalizedError {
+    /// What went wrong and what to do first; never a key, a PIN or a blob.
     public var errorDescription: String? {
         switch self {
         case .unavailable(let reason):
@@ -57,10 +58,19 @@ extension TPMError: LocalizedError {
 }
 
 extension TPMError: CustomStringConvertible {
+    /// The same text as ``errorDescription``.
     public var description: String { errorDescription ?? "TPMError" }
 }
 
 extension TPMError {
+    /// Whether the TPM asked to be tried again: out of room for objects or sessions (with no
+    /// resource manager, shared by every process), or busy (TPM_RC_RETRY, TPM_RC_YIELDED,
+    /// TPM_RC_TESTING).
+    var isTransient: Bool {
+        guard case .failed(_, let code) = self, (code >> 16) & 0xFF == 0 else { return false }
+        return [0x902, 0x903, 0x922, 0x908, 0x90A].contains(code & 0xFFFF)
+    }
+
     /// The error for return code `code` of tpm2-tss while doing `operation`.
     static func from(_ code: UInt32, operation: String, pcrs: [Int]) -> TPMError {
         let layer = (code >> 16) & 0xFF

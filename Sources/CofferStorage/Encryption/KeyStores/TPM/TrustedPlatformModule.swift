@@ -98,11 +98,13 @@ public struct TrustedPlatformModule: Sendable {
         public var manufacturer: String
         /// Whether the TPM refuses PIN-protected keys now after too many wrong PINs.
         public var inLockout: Bool
-        /// Wrong PINs counted, and how many the TPM allows before locking out.
+        /// Wrong PINs counted now.
         public var failedAuthorizations: UInt32
+        /// How many wrong PINs the TPM allows before locking out.
         public var maximumFailedAuthorizations: UInt32
-        /// Seconds until one counted failure is forgotten, and how long a lockout lasts.
+        /// Seconds until one counted failure is forgotten.
         public var lockoutInterval: UInt32
+        /// Seconds a lockout lasts.
         public var lockoutRecovery: UInt32
         /// Whether a persistent storage key exists at 0x81000001 (Coffer seals under it then).
         public var hasPersistentStorageKey: Bool
@@ -164,15 +166,25 @@ public struct TrustedPlatformModule: Sendable {
         let answer = Answer<R>()
         let result: Result<R, TPMError> = await withCheckedContinuation { continuation in
             answer.set { continuation.resume(returning: $0) }
+            let deadline = ContinuousClock.now + timeout
             queue.async {
-                let outcome: Result<R, TPMError>
-                do throws(TPMError) {
-                    let connection = try Connection(tcti: tcti, operation: operation)
-                    defer { connection.close() }
-                    outcome = .success(try body(connection))
-                } catch {
-                    outcome = .failure(error)
-                }
+                var outcome: Result<R, TPMError>
+                var attempt = 0
+                repeat {
+                    do throws(TPMError) {
+                        let connection = try Connection(tcti: tcti, operation: operation)
+                        defer { connection.close() }
+                        outcome = .success(try body(connection))
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    // A TPM without a resource manager (a software TPM on a socket, /dev/tpm0)
+                    // has room for three objects, shared by every process: when it is full, the
+                    // others' objects leave as their operations end. Try again shortly.
+                    guard case .failure(let error) = outcome, error.isTransient, ContinuousClock.now < deadline else { break }
+                    attempt += 1
+                    usleep(UInt32.random(in: 2_000...10_000) * UInt32(min(attempt, 8)))
+                } while true
                 answer.give(outcome)
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) {
