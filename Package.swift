@@ -38,11 +38,14 @@ let package = Package(
             name: "CTPM",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        .target(name: "CKernelKeyring"),
         .target(
             name: "CofferStorage",
             dependencies: [
                 "CLibSecret",
                 "CTPM",
+                "CKernelKeyring",
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,0 +1,224 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// The key-store engine of ``TPMKeyStore`` and ``PassphraseKeyStore``: each alias's ring in
+/// `<directory>/<alias>.<extension>` (0600, in a 0700 directory checked like ``FileKeyStore``'s),
+/// sealed under a wrapping key that `wrapping` gets back.
+///
+/// A process gets the wrapping key once and keeps the ring in memory while the file stays the
+/// same (device, inode, size, times). Changes hold the file's lock only for the file work: the
+/// wrapping key (a TPM call, a passphrase) is got before, and when another process changed the
+/// header meanwhile, the change starts over. Rotation re-seals the ring under the same wrapping
+/// key. Errors are typed and delete nothing.
+struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
+    typealias File = WrappedKeyRingFile<Wrapping.Header>
+
+    let directory: URL
+    let wrapping: Wrapping
+    private let cache = Cache()
+
+    init(directory: URL, wrapping: Wrapping) {
+        self.directory = directory
+        self.wrapping = wrapping
+    }
+
+    // MARK: - Reading
+
+    func ring(_ alias: String) async throws -> KeyRing? {
+        let file = try file(for: alias)
+        let stamp = FileStamp.of(file.path)
+        switch stamp {
+        case .missing:
+            cache.forget(alias)
+            return nil
+        case .found(let found):
+            if let ring = cache.ring(alias, stamp: found) { return ring }
+        case .unknown:
+            break
+        }
+        guard let contents = try read(file, alias: alias) else { return nil }
+        let key = try await wrappingKey(for: contents.header, alias: alias)
+        let ring = try open(contents, with: key, alias: alias, file: file)
+        wrapping.opened(contents.header, key: key, alias: alias)
+        if case .found(let found) = stamp {
+            cache.store(alias, Cache.Entry(stamp: found, ring: ring, header: contents.header, wrappingKey: key))
+        }
+        return ring
+    }
+
+    /// The header of `alias`'s file, read without any key; `nil` when it has none.
+    func header(_ alias: String) throws -> Wrapping.Header? {
+        let file = try file(for: alias)
+        return try read(file, alias: alias)?.header
+    }
+
+    private func wrappingKey(for header: Wrapping.Header, alias: String) async throws -> SymmetricKey {
+        if let known = cache.wrappingKey(alias, header: header) { return known }
+        return try await wrapping.wrappingKey(for: header, alias: alias)
+    }
+
+    private func open(_ contents: File, with key: SymmetricKey, alias: String, file: DurableFile) throws -> KeyRing {
+        let bytes: Data
+        do {
+            let box = try AES.GCM.SealedBox(combined: contents.ring)
+            bytes = try AES.GCM.open(box, using: key, authenticating: Self.authenticatedData(alias, contents.header))
+        } catch {
+            throw WrappedKeyRingError.doesNotOpen(alias: alias, location: file.path)
+        }
+        do {
+            return try KeyRing(serialized: bytes)
+        } catch {
+            throw KeyStoreError.corrupted(alias: alias, location: file.path, reason: error.reason)
+        }
+    }
+
+    private static func authenticatedData(_ alias: String, _ header: Wrapping.Header) -> Data {
+        Data("\(Wrapping.formatName)/1\0\(alias)\0".utf8) + Wrapping.authenticatedData(header)
+    }
+
+    // MARK: - Changing
+
+    private enum Outcome {
+        case done(VersionedKey)
+        case retry
+    }
+
+    func modify(_ alias: String, _ change: @escaping (KeyRing?) throws -> (KeyRing?, VersionedKey)) async throws -> VersionedKey {
+        let file = try file(for: alias)
+        for _ in 0..<8 {
+            let expected: Wrapping.Header?
+            let sealer: (header: Wrapping.Header, key: SymmetricKey)
+            if let contents = try read(file, alias: alias) {
+                expected = contents.header
+                sealer = (contents.header, try await wrappingKey(for: contents.header, alias: alias))
+            } else {
+                expected = nil
+                sealer = try await wrapping.newWrappingKey(alias: alias)
+            }
+            let outcome: Outcome
+            do {
+                outcome = try file.update { data -> (newContents: Data?, result: Outcome) in
+                    let current = try data.map { try self.decode($0, alias: alias, file: file) }
+                    guard current?.header == expected else { return (nil, .retry) }
+                    let ring = try current.map { try self.open($0, with: sealer.key, alias: alias, file: file) }
+                    let (newRing, result) = try change(ring)
+                    let contents = try newRing.map { try Self.seal($0, alias: alias, header: sealer.header, key: sealer.key) }
+                    return (contents, .done(result))
+                }
+            } catch let error as KeyStoreError {
+                throw error
+            } catch let error as WrappedKeyRingError {
+                throw error
+            } catch {
+                throw KeyStoreError.storageFailed(alias: alias, cause: error)
+            }
+            if case .done(let key) = outcome {
+                wrapping.opened(sealer.header, key: sealer.key, alias: alias)
+                return key
+            }
+        }
+        throw KeyStoreError.storageFailed(alias: alias, cause: WrappedKeyRingError.keptChanging(alias: alias))
+    }
+
+    func insert(_ ring: KeyRing, for alias: String) async throws {
+        let location = try file(for: alias).path
+        _ = try await modify(alias) { existing in
+            guard existing == nil else { throw KeyStoreError.alreadyExists(alias: alias, location: location) }
+            return (ring, ring.primary)
+        }
+    }
+
+    func delete(_ alias: String) throws {
+        let file = try file(for: alias)
+        do {
+            try file.remove()
+        } catch {
+            throw KeyStoreError.storageFailed(alias: alias, cause: error)
+        }
+        cache.forget(alias)
+    }
+
+    private static func seal(_ ring: KeyRing, alias: String, header: Wrapping.Header, key: SymmetricKey) throws -> Data {
+        let box = try AES.GCM.seal(ring.serialized(), using: key, authenticating: authenticatedData(alias, header))
+        // A random 12-byte nonce always yields a combined representation.
+        return File(format: Wrapping.formatName, header: header, ring: box.combined!).serialized()
+    }
+
+    // MARK: - Files
+
+    func fileURL(for alias: String) throws -> URL { try file(for: alias).url }
+
+    private func file(for alias: String) throws(KeyStoreError) -> DurableFile {
+        guard !alias.isEmpty else { throw .invalidAlias(alias, reason: "it is empty") }
+        let name = FileKeyStore.escapedName(for: alias) + "." + Wrapping.fileExtension
+        return DurableFile(url: directory.appendingPathComponent(name, isDirectory: false), requirement: .privateFile)
+    }
+
+    private func read(_ file: DurableFile, alias: String) throws -> File? {
+        let data: Data?
+        do {
+            data = try file.read()
+        } catch {
+            throw KeyStoreError.storageFailed(alias: alias, cause: error)
+        }
+        return try data.map { try decode($0, alias: alias, file: file) }
+    }
+
+    private func decode(_ data: Data, alias: String, file: DurableFile) throws(KeyStoreError) -> File {
+        do {
+            return try File(serialized: data, for: Wrapping.self)
+        } catch {
+            throw .corrupted(alias: alias, location: file.path, reason: error.reason)
+        }
+    }
+
+    /// Rings and wrapping keys this process has opened, by alias; shared by copies of the store.
+    private final class Cache: Sendable {
+        struct Entry {
+            var stamp: FileStamp
+            var ring: KeyRing
+            var header: Wrapping.Header
+            var wrappingKey: SymmetricKey
+        }
+
+        private let entries = Mutex<[String: Entry]>([:])
+
+        func ring(_ alias: String, stamp: FileStamp) -> KeyRing? {
+            entries.withLock { $0[alias].flatMap { $0.stamp == stamp ? $0.ring : nil } }
+        }
+
+        func wrappingKey(_ alias: String, header: Wrapping.Header) -> SymmetricKey? {
+            entries.withLock { $0[alias].flatMap { $0.header == header ? $0.wrappingKey : nil } }
+        }
+
+        func store(_ alias: String, _ entry: Entry) { entries.withLock { $0[alias] = entry } }
+        func forget(_ alias: String) { _ = entries.withLock { $0.removeValue(forKey: alias) } }
+    }
+}
+
+/// Why a wrapped key ring (TPM- or passphrase-sealed) cannot be opened.
+public enum WrappedKeyRingError: Error, Sendable, Equatable {
+    /// The wrapping key does not open the ring: a wrong passphrase, or the file was changed.
+    case doesNotOpen(alias: String, location: String)
+    /// Other processes kept changing the file while this one tried to change it.
+    case keptChanging(alias: String)
+}
+
+extension WrappedKeyRingError: LocalizedError {
+    /// What went wrong and what to do; never a key or a passphrase.
+    public var errorDescription: String? {
+        switch self {
+        case let .doesNotOpen(alias, location):
+            return "The keys for '\(alias)' in \(location) do not open: for a passphrase-sealed file the passphrase is wrong "
+                + "(try again), otherwise the file was changed (restore it from a backup). Nothing was deleted."
+        case .keptChanging(let alias):
+            return "The keys for '\(alias)' kept changing while they were being changed; try again."
+        }
+    }
+}
+
+extension WrappedKeyRingError: CustomStringConvertible {
+    /// The same text as ``errorDescription``.
+    public var description: String { errorDescription ?? "WrappedKeyRingError" }
+}
