@@ -16,7 +16,7 @@ public struct ScryptParameters: Codable, Sendable, Equatable {
     /// The default: N = 2^15, r = 8, p = 1 (32 MiB, about a tenth of a second), as Aegis uses.
     public static let standard = ScryptParameters(logN: 15, r: 8, p: 1)
 
-    /// Creates parameters; ``check()`` says whether they are within bounds.
+    /// Creates parameters; ``problem`` says whether they are within bounds.
     public init(logN: Int, r: Int, p: Int) {
         self.logN = logN
         self.r = r

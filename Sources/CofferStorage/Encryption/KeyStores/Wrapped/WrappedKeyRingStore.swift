@@ -80,7 +80,8 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
     // MARK: - Changing
 
     private enum Outcome {
-        case done(VersionedKey)
+        /// Changed: the key asked for, and the ring now in the file.
+        case done(VersionedKey, KeyRing?)
         case retry
     }
 
@@ -94,7 +95,11 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
                 sealer = (contents.header, try await wrappingKey(for: contents.header, alias: alias))
             } else {
                 expected = nil
-                sealer = try await wrapping.newWrappingKey(alias: alias)
+                do {
+                    sealer = try await wrapping.newWrappingKey(alias: alias)
+                } catch let error as KeyRingFormatError {
+                    throw KeyStoreError.storageFailed(alias: alias, cause: error)
+                }
             }
             let outcome: Outcome
             do {
@@ -104,7 +109,7 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
                     let ring = try current.map { try self.open($0, with: sealer.key, alias: alias, file: file) }
                     let (newRing, result) = try change(ring)
                     let contents = try newRing.map { try Self.seal($0, alias: alias, header: sealer.header, key: sealer.key) }
-                    return (contents, .done(result))
+                    return (contents, .done(result, newRing ?? ring))
                 }
             } catch let error as KeyStoreError {
                 throw error
@@ -113,8 +118,12 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
             } catch {
                 throw KeyStoreError.storageFailed(alias: alias, cause: error)
             }
-            if case .done(let key) = outcome {
+            if case let .done(key, ring) = outcome {
                 wrapping.opened(sealer.header, key: sealer.key, alias: alias)
+                // This process knows the wrapping key now: the next change or read needs no TPM
+                // call or passphrase while the header stays the same. (Not the ring: another
+                // process may have changed the file since.)
+                if ring != nil { cache.remember(alias, header: sealer.header, key: sealer.key) }
                 return key
             }
         }
@@ -182,18 +191,30 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
             var wrappingKey: SymmetricKey
         }
 
-        private let entries = Mutex<[String: Entry]>([:])
+        private let rings = Mutex<[String: (stamp: FileStamp, ring: KeyRing)]>([:])
+        private let keys = Mutex<[String: (header: Wrapping.Header, key: SymmetricKey)]>([:])
 
         func ring(_ alias: String, stamp: FileStamp) -> KeyRing? {
-            entries.withLock { $0[alias].flatMap { $0.stamp == stamp ? $0.ring : nil } }
+            rings.withLock { $0[alias].flatMap { $0.stamp == stamp ? $0.ring : nil } }
         }
 
         func wrappingKey(_ alias: String, header: Wrapping.Header) -> SymmetricKey? {
-            entries.withLock { $0[alias].flatMap { $0.header == header ? $0.wrappingKey : nil } }
+            keys.withLock { $0[alias].flatMap { $0.header == header ? $0.key : nil } }
         }
 
-        func store(_ alias: String, _ entry: Entry) { entries.withLock { $0[alias] = entry } }
-        func forget(_ alias: String) { _ = entries.withLock { $0.removeValue(forKey: alias) } }
+        func store(_ alias: String, _ entry: Entry) {
+            rings.withLock { $0[alias] = (entry.stamp, entry.ring) }
+            remember(alias, header: entry.header, key: entry.wrappingKey)
+        }
+
+        func remember(_ alias: String, header: Wrapping.Header, key: SymmetricKey) {
+            keys.withLock { $0[alias] = (header, key) }
+        }
+
+        func forget(_ alias: String) {
+            _ = rings.withLock { $0.removeValue(forKey: alias) }
+            _ = keys.withLock { $0.removeValue(forKey: alias) }
+        }
     }
 }
 
