@@ -149,13 +149,16 @@ public enum DefaultAuthenticatorStorage {
 
     /// Opens the default storage in `directory` (default: `DataDirectory.default`).
     ///
-    /// - Parameter tpmPIN: Answers when the key is sealed by the TPM with a PIN.
+    /// - Parameters:
+    ///   - tpmPIN: Answers when the key is sealed by the TPM with a PIN.
+    ///   - passphrase: Answers when the key is under a passphrase.
     public static func open(
         directory: URL? = nil, logger: Logger = Logger(label: "org.coffer.authenticator"),
-        tpmPIN: (@Sendable () async throws -> String)? = nil
+        tpmPIN: (@Sendable () async throws -> String)? = nil, passphrase: (@Sendable () async throws -> String)? = nil
     ) throws -> SQLiteStorageClient {
         let directory = directory ?? DataDirectory.default
-        let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN)
+        let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN,
+                                                      passphrase: passphrase)
         return try SQLiteStorageClient(
             path: databaseURL(in: directory).path,
             encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)

@@ -86,6 +86,17 @@ struct DoctorCommand: AsyncParsableCommand {
                 let keys = TPMKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
                 inspect("key directory", keys.directory, .directory)
                 inspect("sealed key file", try keys.fileURL(for: DefaultAuthenticatorStorage.keyAlias), .privateFile)
+            case .passphrase?:
+                let keys = KeyCommand.passphraseStore(in: directory)
+                inspect("key directory", keys.directory, .directory)
+                inspect("passphrase key file", try keys.fileURL(for: DefaultAuthenticatorStorage.keyAlias), .privateFile)
+                if let sealing = try keys.sealing(for: DefaultAuthenticatorStorage.keyAlias) {
+                    let p = sealing.parameters
+                    let kept = sealing.remember == .zero ? "not remembered"
+                        : "remembered \(sealing.remember.components.seconds) s after each use in the kernel keyring, "
+                            + (sealing.remembered ? "held now (coffer key forget drops it)" : "not held now")
+                    report(.ok, "key store", "under a passphrase (scrypt N=2^\(p.logN), r=\(p.r), p=\(p.p)); \(kept)")
+                }
             case nil: report(.note, "key store", "not chosen yet: the keyring when usable at the first coffer add, else a key file")
             }
         } catch {
@@ -94,7 +105,7 @@ struct DoctorCommand: AsyncParsableCommand {
         let database = DefaultAuthenticatorStorage.databaseURL(in: directory)
         if FileManager.default.fileExists(atPath: database.path) {
             do {
-                let client = try DefaultAuthenticatorStorage.open(directory: directory, tpmPIN: TPMPIN.ask)
+                let client = try DefaultAuthenticatorStorage.open(directory: directory, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask)
                 let integrity = try client.integrityCheck()
                 if integrity == ["ok"] {
                     report(.ok, "database", "\(database.path) passes PRAGMA integrity_check")

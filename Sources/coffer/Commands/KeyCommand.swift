@@ -9,7 +9,7 @@ struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
         abstract: "Show or move the key that seals the accounts' secrets.",
-        subcommands: [Show.self, Move.self, NewKEK.self],
+        subcommands: [Show.self, Move.self, Forget.self, NewKEK.self],
         defaultSubcommand: Show.self)
 
     /// Where the accounts' key is kept, in words.
@@ -18,7 +18,12 @@ struct KeyCommand: AsyncParsableCommand {
         case .secretService: "the OS keyring (Secret Service), as item service org.coffer.keys, alias \(DefaultAuthenticatorStorage.keyAlias)"
         case .file: "the file \(try keyFile(in: directory).path)"
         case .tpm: "the TPM (\(TrustedPlatformModule.fromEnvironment().location)), sealed in \(try tpmKeyFile(in: directory).path)"
+        case .passphrase: "the file \(try passphraseStore(in: directory).fileURL(for: DefaultAuthenticatorStorage.keyAlias).path), under a passphrase"
         }
+    }
+
+    static func passphraseStore(in directory: URL) -> PassphraseKeyStore {
+        PassphraseKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true), passphrase: KeyPassphrase.ask)
     }
 
     static func tpmKeyFile(in directory: URL) throws -> URL {
@@ -31,7 +36,7 @@ struct KeyCommand: AsyncParsableCommand {
     }
 
     static func store(_ location: KeyStoreSelection.Location, in directory: URL) -> any KeyRingStore {
-        KeyStoreSelection.store(location, in: directory, tpmPIN: TPMPIN.ask)
+        KeyStoreSelection.store(location, in: directory, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask)
     }
 
     /// `coffer key new-kek [PATH]`: the key-encryption key of the postgres backend.
@@ -84,6 +89,29 @@ struct KeyCommand: AsyncParsableCommand {
         }
     }
 
+    /// `coffer key forget`: drops the passphrase-derived key from the kernel keyring.
+    struct Forget: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget the remembered passphrase-derived key now.",
+            discussion: """
+                With the key under a passphrase and --remember, the derived key is kept in the kernel's \
+                user keyring for a while after each use. This drops it, so the next command asks for the \
+                passphrase again.
+
+                Example:
+                  coffer key forget
+                """)
+
+        @OptionGroup var data: DataOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let forgot = try KeyCommand.passphraseStore(in: data.directory).forget(alias: DefaultAuthenticatorStorage.keyAlias)
+                print(forgot ? "Forgot the remembered key; the next command asks for the passphrase." : "No key was remembered.")
+            }
+        }
+    }
+
     struct Move: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Move the key between the OS keyring, the TPM and a 0600 key file.",
@@ -93,6 +121,12 @@ struct KeyCommand: AsyncParsableCommand {
                 and only then removed from where it was. Run it where both places work: to \
                 take the key out of the keyring (for use over SSH or on a server), in the \
                 desktop session whose keyring holds it.
+
+                --to passphrase seals the key under a passphrase (scrypt; asked at the terminal, or \
+                read from --password-file, $COFFER_KEY_PASSWORD_FILE or $COFFER_KEY_PASSWORD), for \
+                machines with neither a keyring session nor a TPM. --remember 8h keeps the derived \
+                key in the kernel's user keyring for that long after each use, so a day of commands \
+                asks once; `coffer key forget` drops it.
 
                 --to tpm seals the key with this machine's TPM 2.0 (the one COFFER_TPM_TCTI names, \
                 else /dev/tpmrm0): a copy of the data directory, a backup or the disk opens nothing \
@@ -106,16 +140,18 @@ struct KeyCommand: AsyncParsableCommand {
                   coffer key move --to keyring
                   coffer key move --to tpm
                   coffer key move --to tpm --pin --pcrs 7
+                  coffer key move --to passphrase --remember 8h
                 """)
 
         enum Place: String, ExpressibleByArgument, CaseIterable {
-            case file, keyring, tpm
+            case file, keyring, tpm, passphrase
 
             var location: KeyStoreSelection.Location {
                 switch self {
                 case .file: .file
                 case .keyring: .secretService
                 case .tpm: .tpm
+                case .passphrase: .passphrase
                 }
             }
         }
@@ -126,14 +162,32 @@ struct KeyCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("With --to tpm: bind the key to these SHA-256 PCRs (0-23, comma-separated), for example 7.",
                                    valueName: "list"))
         var pcrs: String?
+        @Option(help: ArgumentHelp("With --to passphrase: keep the derived key in the kernel's user keyring this long after each use (30m, 8h, 1d; at most 7d).",
+                                   valueName: "duration"))
+        var remember: String?
+        @Option(name: .customLong("password-file"), help: ArgumentHelp("With --to passphrase: read the new passphrase from this file (first line).", valueName: "path"))
+        var passwordFile: String?
         @OptionGroup var data: DataOptions
 
         /// The store the key goes to: for the TPM, with the PIN and PCRs asked for.
         func target(in directory: URL) throws -> any KeyRingStore {
-            guard to == .tpm else {
-                if pin || pcrs != nil { throw CommandFailure("--pin and --pcrs go with --to tpm") }
-                return KeyCommand.store(to.location, in: directory)
+            if to != .tpm, pin || pcrs != nil { throw CommandFailure("--pin and --pcrs go with --to tpm") }
+            if to != .passphrase, remember != nil || passwordFile != nil {
+                throw CommandFailure("--remember and --password-file go with --to passphrase")
             }
+            if to == .passphrase {
+                var kept: Duration?
+                if let remember {
+                    guard let seconds = HumanDuration.seconds(remember), seconds <= 7 * 86400 else {
+                        throw CommandFailure("--remember takes a duration up to 7d, such as 30m, 8h or 1d; '\(remember)' is not one")
+                    }
+                    kept = .seconds(seconds)
+                }
+                let passphrase = try KeyPassphrase.choose(file: passwordFile)
+                return PassphraseKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true), remember: kept,
+                                          passphrase: { @Sendable in passphrase })
+            }
+            guard to == .tpm else { return KeyCommand.store(to.location, in: directory) }
             var indexes: [Int] = []
             for part in (pcrs ?? "").split(separator: ",") {
                 guard let index = Int(part.trimmingCharacters(in: .whitespaces)), (0..<24).contains(index),

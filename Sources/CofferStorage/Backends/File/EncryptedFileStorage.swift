@@ -130,18 +130,25 @@ public enum KeyStoreSelection {
         /// `COFFER_TPM_TCTI` names, else tpm2-tss's default). Chosen only on request: a recorded
         /// TPM that cannot be used is an error, never a fall back to a key file.
         case tpm
+        /// Under a passphrase, in `<directory>/keys` (``PassphraseKeyStore``). Chosen only on
+        /// request.
+        case passphrase
     }
 
     /// The key store for `location` in `directory`: the same one `recorded(in:)` opens.
-    /// `tpmPIN` answers when a TPM-sealed key has a PIN.
+    /// `tpmPIN` answers when a TPM-sealed key has a PIN; `passphrase` when the key is under a
+    /// passphrase (without it, such a key store throws ``SelectionError/passphraseRequired``).
     public static func store(
-        _ location: Location, in directory: URL, tpmPIN: (@Sendable () async throws -> String)? = nil
+        _ location: Location, in directory: URL, tpmPIN: (@Sendable () async throws -> String)? = nil,
+        passphrase: (@Sendable () async throws -> String)? = nil
     ) -> any KeyRingStore {
         let keys = directory.appendingPathComponent("keys", isDirectory: true)
         switch location {
         case .secretService: return SecretServiceKeyStore()
         case .file: return FileKeyStore(directory: keys)
         case .tpm: return TPMKeyStore(directory: keys, tpm: .fromEnvironment(), pin: tpmPIN)
+        case .passphrase:
+            return PassphraseKeyStore(directory: keys, passphrase: passphrase ?? { throw SelectionError.passphraseRequired })
         }
     }
 
@@ -153,6 +160,8 @@ public enum KeyStoreSelection {
         case unknownLocation(path: String, text: String)
         /// The record cannot be read (or is not safe to trust: see ``FileTrust``).
         case unreadable(path: String, cause: StorageError)
+        /// The key is under a passphrase and nothing was given to ask for it.
+        case passphraseRequired
 
         /// What went wrong and what to do: which record to restore, or why the keyring is needed.
         public var errorDescription: String? {
@@ -161,9 +170,11 @@ public enum KeyStoreSelection {
                 return "This store keeps its key in the OS keyring, which cannot be used now: "
                     + (reason.errorDescription ?? "\(reason)")
             case let .unknownLocation(path, _):
-                return "\(path) does not say 'secret-service', 'file' or 'tpm', as it should. Restore it."
+                return "\(path) does not say 'secret-service', 'file', 'tpm' or 'passphrase', as it should. Restore it."
             case let .unreadable(_, cause):
                 return cause.errorDescription
+            case .passphraseRequired:
+                return "This store's key is under a passphrase, and none was given."
             }
         }
     }
@@ -183,10 +194,12 @@ public enum KeyStoreSelection {
     }
 
     /// The key store recorded for `directory`; on first use, the keyring when it is usable and a
-    /// key file otherwise, recorded for next time. Logs the choice.
+    /// key file otherwise, recorded for next time. Logs the choice. `tpmPIN` and `passphrase`
+    /// answer when the recorded key store is the TPM with a PIN, or a passphrase.
     public static func recorded(
         in directory: URL, record: String = "keystore", logger: Logger,
-        tpmPIN: (@Sendable () async throws -> String)? = nil
+        tpmPIN: (@Sendable () async throws -> String)? = nil,
+        passphrase: (@Sendable () async throws -> String)? = nil
     ) throws -> any KeyStore {
         let fileStore = FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
         switch try recordedLocation(in: directory, record: record) {
@@ -197,6 +210,8 @@ public enum KeyStoreSelection {
             return fileStore
         case .tpm?:
             return store(.tpm, in: directory, tpmPIN: tpmPIN)
+        case .passphrase?:
+            return store(.passphrase, in: directory, passphrase: passphrase)
         case nil:
             let location: Location
             if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {

@@ -83,7 +83,8 @@ struct AuthenticatorOptions: ParsableArguments {
         switch try chosen ?? backend() {
         case .sqlite:
             do {
-                storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask)
+                storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask,
+                                                               passphrase: KeyPassphrase.ask)
             } catch let error as KeyStoreSelection.SelectionError {
                 guard case .keyringRequired = error else { throw error }
                 throw CommandFailure("\(error.errorDescription ?? "\(error)") \(KeyringAdvice.move)")
@@ -117,10 +118,10 @@ enum UnreadableRecords {
         let count = diagnostics.unreadableRecordCount
         var why = diagnostics.lastError.map { ($0 as? LocalizedError)?.errorDescription ?? "\($0)" } ?? "unknown"
         if let sqlite = storage as? SQLiteStorageClient, let problem = sqlite.keyProblem {
-            if let tpm = Self.tpmProblem(in: problem) {
-                // The TPM's own words lead: they say what to do (a PIN, a lockout, another TPM).
-                return "the accounts' key is sealed by the TPM and cannot be opened now: \(tpm) "
-                    + "(\(count) stored record(s) are left as they are)"
+            if let reason = Self.keyProblem(in: problem) {
+                // The key store's own words lead: they say what to do (a PIN, a passphrase, a
+                // lockout, another TPM).
+                return "the accounts' key cannot be opened now: \(reason) (\(count) stored record(s) are left as they are)"
             }
             if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)) == .file,
                let keyFile = try? FileKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true))
@@ -138,14 +139,15 @@ enum UnreadableRecords {
 }
 
 extension UnreadableRecords {
-    /// The TPM's refusal, or the PIN's absence, somewhere inside `error` (wrapped by the sealing
-    /// and storage layers), in words.
-    static func tpmProblem(in error: Any, depth: Int = 0) -> String? {
+    /// The TPM's refusal, a wrong passphrase, or a missing PIN or passphrase, somewhere inside
+    /// `error` (wrapped by the sealing and storage layers), in words.
+    static func keyProblem(in error: Any, depth: Int = 0) -> String? {
         if let found = error as? TPMError { return found.description }
         if let found = error as? CommandFailure { return found.description }
+        if let found = error as? WrappedKeyRingError { return found.description }
         guard depth < 8 else { return nil }
         for child in Mirror(reflecting: error).children {
-            if let found = tpmProblem(in: child.value, depth: depth + 1) { return found }
+            if let found = keyProblem(in: child.value, depth: depth + 1) { return found }
         }
         return nil
     }

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The passphrase of a passphrase-sealed key (`coffer key move --to passphrase`): from the file
+/// `$COFFER_KEY_PASSWORD_FILE` (its first line), else `$COFFER_KEY_PASSWORD`, else asked at the
+/// terminal with echo off. Never an argument. Distinct from the vault password (`COFFER_PASSWORD`),
+/// so an encrypted export never reuses the key's passphrase by accident.
+enum KeyPassphrase {
+    /// Reads the passphrase to open the key.
+    @Sendable static func ask() async throws -> String {
+        try read(prompt: "Passphrase of the accounts' key: ", file: nil,
+                 needed: "the accounts' key is under a passphrase")
+    }
+
+    /// A new passphrase: from `file` (`--password-file`) or the usual sources; asked twice at a
+    /// terminal. Refuses an empty one and warns about a short one.
+    static func choose(file: String?) throws -> String {
+        let passphrase = try read(prompt: "New passphrase for the accounts' key: ", file: file,
+                                  needed: "a passphrase for the key is needed")
+        guard !passphrase.isEmpty else { throw CommandFailure("the passphrase is empty; nothing was moved") }
+        if file == nil, ProcessInfo.processInfo.environment["COFFER_KEY_PASSWORD_FILE"] == nil,
+           ProcessInfo.processInfo.environment["COFFER_KEY_PASSWORD"] == nil,
+           try HiddenPrompt.read("Repeat the passphrase: ") != passphrase {
+            throw CommandFailure("the passphrases differ; nothing was moved")
+        }
+        if passphrase.count < 10 {
+            StandardStreams.note("coffer: warning: the passphrase is shorter than 10 characters; whoever copies the key file can guess it")
+        }
+        return passphrase
+    }
+
+    private static func read(prompt: String, file: String?, needed: String) throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = file ?? environment["COFFER_KEY_PASSWORD_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw CommandFailure("cannot read the passphrase file \(path)")
+            }
+            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
+        }
+        if let value = environment["COFFER_KEY_PASSWORD"] { return value }
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CommandFailure("\(needed): run this at a terminal, or point COFFER_KEY_PASSWORD_FILE at a 0600 file that holds it")
+        }
+        return try HiddenPrompt.read(prompt)
+    }
+}
+
+/// A duration as people write it: `90s`, `30m`, `8h`, `1d` (a bare number is seconds).
+enum HumanDuration {
+    static func seconds(_ text: String) -> Int? {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        guard let last = text.last else { return nil }
+        if let unit = units[last], let value = Int(text.dropLast()), value >= 0 { return value * unit }
+        return Int(text).flatMap { $0 >= 0 ? $0 : nil }
+    }
+}
