@@ -270,3 +270,29 @@ extension TPMKeyStoreTests {
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("keys/tokens.key").path))
     }
 }
+
+extension TPMKeyStoreTests {
+    @Test("SecuredKeyEncryptor(): the TPM without a keyring; once a TPM-sealed key exists, the TPM only, failing typed rather than nil")
+    func securedKeyEncryptor() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let stress = try CofferProcess.builtExecutable("coffer-stress")
+        let environment = ["XDG_DATA_HOME": scratch.url.path, "COFFER_TPM_TCTI": tpm.tcti]
+        let first = try await CofferProcess.run(executable: stress, ["secured-probe", "seal"], environment: environment,
+                                                removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        #expect(first.stdout.hasPrefix("available tpm\nroundtrip probe\n"), "\(first.stdout) \(first.stderr)")
+        #expect(FileManager.default.fileExists(atPath: scratch.appending("coffer/keys/org.coffer.secured-key.tpm-key").path))
+        tpm.kill()
+        let gone = try await CofferProcess.run(executable: stress, ["secured-probe", "seal"], environment: environment,
+                                               removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        #expect(gone.stdout.hasPrefix("available tpm\nroundtrip failed: Could not encrypt the data: No TPM can be used here"),
+                "never nil (which ?? NoEncryptor() would make plaintext), never another key: \(gone.stdout)")
+        let none = try await CofferProcess.run(executable: stress, ["secured-probe"],
+                                               environment: ["XDG_DATA_HOME": scratch.appending("other").path,
+                                                             "COFFER_TPM_TCTI": tpm.tcti],
+                                               removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        #expect(none.stdout.hasPrefix("nil\n"), "no keyring, no TPM, no sealed key: nil: \(none.stdout)")
+    }
+}

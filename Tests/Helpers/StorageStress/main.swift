@@ -7,7 +7,8 @@
 //   coffer-stress keychain-get ACCOUNT TIMEOUT_MS  one keyring read; prints "ok", "nil" or the error
 //   coffer-stress keychain-lock                    locks the default collection
 //   coffer-stress keyring-create-key ALIAS         creates ALIAS's key in the keyring (SecretServiceKeyStore)
-//   coffer-stress secured-probe                    prints "available" or "nil" for SecuredKeyEncryptor()
+//   coffer-stress secured-probe [seal]             prints "available keyring|tpm" or "nil" for SecuredKeyEncryptor()
+//                                                  (with seal: and whether a value seals and opens)
 //   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
 //   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
 //   coffer-stress keychain-client-probe            tries KeychainStorageClient().setAccount; prints the outcome
@@ -102,7 +103,17 @@ case "keyring-create-key":
     do { try await SecretServiceKeyStore().createKey(for: arguments[1]) } catch { fail(["create key: \(error)"]) }
 
 case "secured-probe":
-    print(SecuredKeyEncryptor() == nil ? "nil" : "available")
+    let secured = SecuredKeyEncryptor()
+    print(secured.map { "available \($0.backing)" } ?? "nil")
+    if arguments.count == 2, let secured {
+        // secured-probe seal: seals and opens a value, printing the outcome.
+        do {
+            let opened = try await secured.decrypt(data: try await secured.encrypt(data: Data("probe".utf8)))
+            print("roundtrip \(String(decoding: opened, as: UTF8.self))")
+        } catch {
+            print("roundtrip failed: \(error)")
+        }
+    }
     if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() { print("reason: \(problem)") }
 
 case "strongbox":

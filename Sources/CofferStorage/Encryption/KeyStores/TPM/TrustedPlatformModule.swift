@@ -130,6 +130,31 @@ public struct TrustedPlatformModule: Sendable {
         }
     }
 
+    /// Why this TPM cannot be used now, or `nil` when it answers: blocks the calling thread for
+    /// at most `timeout` (for synchronous entry points such as `SecuredKeyEncryptor.init?()`).
+    public func usabilityProblem(timeout: Duration = .seconds(3)) -> TPMError? {
+        if let missing = coffer_tpm_load() { return .unavailable(reason: String(cString: missing)) }
+        let outcome = Mutex<TPMError??>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let tcti = self.tcti
+        // No Swift concurrency: this may be called from a cooperative thread, which it blocks.
+        queue.async {
+            do throws(TPMError) {
+                let connection = try Connection(tcti: tcti, operation: "answer")
+                defer { connection.close() }
+                _ = try connection.capability(6, property: 0x100, count: 1)
+                outcome.withLock { $0 = .some(nil) }
+            } catch {
+                outcome.withLock { $0 = .some(error) }
+            }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + timeout.timeInterval) == .success else {
+            return .timedOut(seconds: Int(timeout.components.seconds))
+        }
+        return outcome.withLock { $0 } ?? nil
+    }
+
     /// Whether a marshalled TPMS_CAPABILITY_DATA of TPM_CAP_HANDLES lists `handle`.
     private static func listsHandle(_ data: [UInt8], _ handle: UInt32) -> Bool {
         var reader = TPMWireFormat.Reader(data)
