@@ -55,6 +55,56 @@ public struct KeyEncryptionKey: Sendable {
         return kek
     }
 
+    /// The key-encryption key in the systemd credential `name`: the file `$CREDENTIALS_DIRECTORY/name`
+    /// that systemd decrypts for the service (`LoadCredentialEncrypted=name:…` in the unit, made
+    /// with `systemd-creds encrypt`), so the key is on disk only encrypted (by the TPM, the host
+    /// key or both) and in the clear only in the service's own memory-backed credentials folder.
+    public static func fromCredential(named name: String) throws -> KeyEncryptionKey {
+        guard let folder = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], folder.hasPrefix("/") else {
+            throw PostgresStorageError.invalidConfiguration("CREDENTIALS_DIRECTORY is not set: the credential '\(name)' is given to a "
+                + "systemd service by LoadCredentialEncrypted=\(name):… in its unit; outside such a service use a key file")
+        }
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+            throw PostgresStorageError.invalidConfiguration("'\(name)' is not a credential name")
+        }
+        return try load(fromFile: folder + "/" + name)
+    }
+
+    /// The key-encryption key sealed by this machine's TPM in `file` (`<name>.tpm-key`, made by
+    /// ``sealToTPM(file:tpm:)`` or `coffer key new-kek --tpm`): a copy of the file, the disk or a
+    /// backup opens on no other machine.
+    public static func fromTPM(file path: String, tpm: TrustedPlatformModule = .fromEnvironment()) async throws -> KeyEncryptionKey {
+        let (store, alias) = try tpmStore(path, tpm: tpm)
+        guard let key = try await store.primaryKey(for: alias) else {
+            throw PostgresStorageError.invalidConfiguration("there is no TPM-sealed key-encryption key at \(path); make one with "
+                + "`coffer key new-kek --tpm \(path)` (or seal the shared one there with --from)")
+        }
+        return try KeyEncryptionKey(key.key)
+    }
+
+    /// Seals this key with this machine's TPM into `file` (which must end in `.tpm-key`, and not
+    /// exist yet): each instance sealing the same key with its own TPM shares the database
+    /// without the key in the clear on any disk.
+    public func sealToTPM(file path: String, tpm: TrustedPlatformModule = .fromEnvironment()) async throws {
+        let (store, alias) = try Self.tpmStore(path, tpm: tpm)
+        let material = key.withUnsafeBytes { Data($0).base64EncodedString() }
+        let ring = try KeyRing(serialized: Data(#"{"format":1,"primary":1,"keys":[{"id":1,"material":"\#(material)"}]}"#.utf8))
+        try await store.insertKeyRing(ring, for: alias)
+    }
+
+    private static func tpmStore(_ path: String, tpm: TrustedPlatformModule) throws -> (TPMKeyStore, String) {
+        let url = URL(fileURLWithPath: path)
+        guard url.pathExtension == "tpm-key", !url.deletingPathExtension().lastPathComponent.isEmpty else {
+            throw PostgresStorageError.invalidConfiguration("a TPM-sealed key-encryption key's file name ends in .tpm-key; \(path) does not")
+        }
+        let alias = url.deletingPathExtension().lastPathComponent
+        let store = TPMKeyStore(directory: url.deletingLastPathComponent(), tpm: tpm)
+        guard try store.fileURL(for: alias).path == url.standardizedFileURL.path else {
+            throw PostgresStorageError.invalidConfiguration("\(path): use letters, digits, '-', '_' and '.' in the name of a TPM-sealed key file")
+        }
+        return (store, alias)
+    }
+
     /// The key-encryption key kept in the OS keyring under `alias`, made there the first time.
     public static func fromKeyring(alias: String = "org.coffer.postgres.kek") async throws -> KeyEncryptionKey {
         try KeyEncryptionKey(try await SecretServiceKeyStore().createKey(for: alias).key)

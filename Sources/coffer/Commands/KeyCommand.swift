@@ -52,16 +52,43 @@ struct KeyCommand: AsyncParsableCommand {
                 COFFER_DATABASE_KEK at it): it wraps the data keys kept in the database and never enters it, \
                 so keep a copy somewhere safe.
 
+                With --tpm the key is sealed by this machine's TPM instead (PATH ends in .tpm-key; default \
+                keys/postgres-kek.tpm-key), and COFFER_DATABASE_KEK=tpm:PATH uses it: no disk holds it in \
+                the clear. --from FILE seals an existing key (the one the other instances share) rather \
+                than a new one; remove FILE afterwards if it has a copy somewhere safe. Under systemd, \
+                `systemd-creds encrypt` and LoadCredentialEncrypted= do the same for a plain key file, and \
+                COFFER_DATABASE_KEK=credential:NAME reads it.
+
                 Examples:
                   coffer key new-kek
                   coffer key new-kek /etc/coffer/postgres.kek
+                  coffer key new-kek --tpm
+                  coffer key new-kek --tpm --from /root/postgres.kek /etc/coffer/postgres-kek.tpm-key
                 """)
 
         @Argument(help: "Where to write it.") var path: String?
+        @Flag(help: "Seal it with this machine's TPM (COFFER_TPM_TCTI names which).") var tpm = false
+        @Option(help: ArgumentHelp("With --tpm: seal the key in this file instead of a new one.", valueName: "file"))
+        var from: String?
         @OptionGroup var data: DataOptions
 
         func run() async throws {
             try await reportingErrors {
+                if tpm {
+                    let target = path ?? data.directory.appendingPathComponent("keys/postgres-kek.tpm-key").path
+                    let parent = URL(fileURLWithPath: target).deletingLastPathComponent()
+                    if !FileManager.default.fileExists(atPath: parent.path) { try FileTrust.prepareDirectory(parent) }
+                    let kek = try from.map { try KeyEncryptionKey.load(fromFile: $0) } ?? KeyEncryptionKey.random()
+                    try await kek.sealToTPM(file: target)
+                    print("Sealed \(from == nil ? "a new" : "the") key-encryption key with the TPM in \(target) (fingerprint \(kek.fingerprint)).")
+                    print("Use it with COFFER_DATABASE_KEK=tpm:\(target); only this machine's TPM opens it.")
+                    if from == nil {
+                        print("Other instances need the same key: this one exists only here, so make the key with plain `coffer key new-kek` "
+                            + "and seal it on each machine with --from if several instances share the database.")
+                    }
+                    return
+                }
+                if from != nil { throw CommandFailure("--from goes with --tpm") }
                 let target = path ?? PostgresBackend.defaultKEKPath(in: data.directory)
                 // The directory is made (0700) when missing, as the advice to run this command assumes.
                 let parent = URL(fileURLWithPath: target).deletingLastPathComponent()

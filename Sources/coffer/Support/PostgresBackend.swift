@@ -11,7 +11,8 @@ import Logging
 /// - `COFFER_DATABASE_URL`: where the database is, libpq-style
 ///   (`postgresql://user@/db?host=/run/postgresql` for a Unix socket).
 /// - `COFFER_DATABASE_KEK`: the key-encryption key: a file (default `keys/postgres.kek` in the
-///   data directory, made with `coffer key new-kek`), or `keyring` for the OS keyring.
+///   data directory, made with `coffer key new-kek`), `keyring` for the OS keyring,
+///   `credential:NAME` for a systemd credential, or `tpm:FILE` for a TPM-sealed file.
 /// - `COFFER_OWNER`: whose accounts (default: your login name). Owners share the database; each
 ///   has a key ring of its own, wrapped under its own key-encryption key, so one owner's key
 ///   opens nothing of another's, and with row-level security (a database role per person, peer
@@ -37,6 +38,8 @@ enum PostgresBackend {
     static func kekLocation(in directory: URL) -> String {
         let setting = environment["COFFER_DATABASE_KEK"] ?? ""
         if setting == "keyring" { return "the OS keyring (alias org.coffer.postgres.kek)" }
+        if setting.hasPrefix("credential:") { return "the systemd credential \(setting.dropFirst("credential:".count))" }
+        if setting.hasPrefix("tpm:") { return "the TPM-sealed file \(setting.dropFirst("tpm:".count))" }
         return "the file " + (setting.isEmpty ? defaultKEKPath(in: directory) : setting)
     }
 
@@ -44,6 +47,11 @@ enum PostgresBackend {
     static func kek(in directory: URL) throws -> KeyEncryptionKey {
         let setting = environment["COFFER_DATABASE_KEK"] ?? ""
         if setting == "keyring" { return try SyncBridge.run { try await KeyEncryptionKey.fromKeyring() } }
+        if setting.hasPrefix("credential:") { return try KeyEncryptionKey.fromCredential(named: String(setting.dropFirst("credential:".count))) }
+        if setting.hasPrefix("tpm:") {
+            let path = String(setting.dropFirst("tpm:".count))
+            return try SyncBridge.run { try await KeyEncryptionKey.fromTPM(file: path) }
+        }
         return try KeyEncryptionKey.load(fromFile: setting.isEmpty ? defaultKEKPath(in: directory) : setting)
     }
 
