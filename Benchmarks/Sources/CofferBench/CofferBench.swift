@@ -17,14 +17,16 @@ struct CofferBench: AsyncParsableCommand {
             throughput (64 tasks) vs the same SQL through a bare PostgresClient; P8 the PostgreSQL backends
             at 1M values and 10k accounts / 30k mechanisms / 1M notifications; P9 SQLiteOathStorage at
             10k credentials vs a bare GRDB read + AES-GCM open; P10 Ping's push storages at 1M notifications
-            (SQLite, PostgreSQL with --postgres; the keychain one at --keychain-notifications).
+            (SQLite, PostgreSQL with --postgres; the keychain one at --keychain-notifications); P11 a TPM-sealed
+            key: `coffer code` unsealing it in a new process vs tpm2-tools' unseal of the same object and vs a key
+            file, and a warm EncryptedFileStorage get with TPMKeyStore vs FileKeyStore (a software TPM of its own).
             """)
 
     @Option(help: ArgumentHelp("Where to put the stores (on the disk you want measured).", valueName: "dir"))
     var data: String
 
     @Option(help: "Which benchmarks to run, by id.")
-    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10"]
+    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11"]
 
     @Flag(help: "Small sizes and few samples: checks that every benchmark runs, in about a minute.")
     var quick = false
@@ -102,6 +104,12 @@ struct CofferBench: AsyncParsableCommand {
                                             keychainNotifications: keychainNotifications > 0 ? (quick ? 30 : keychainNotifications) : nil)
             if wanted.contains("P9") { try await ping.runOath(into: report) }
             if wanted.contains("P10") { try await ping.runPush(into: report) }
+        }
+
+        if wanted.contains("P11") {
+            guard let coffer else { throw ValidationError("P11 needs --coffer") }
+            let plan = quick ? SamplePlan(warmup: 5, samples: 20, batch: 1) : SamplePlan(warmup: 50, samples: 400, batch: 1)
+            try await TPMBenchmark(coffer: coffer, directory: directory, runs: quick ? 3 : 30, plan: plan).run(into: report)
         }
 
         print(report.table())

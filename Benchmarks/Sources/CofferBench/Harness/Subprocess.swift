@@ -54,6 +54,24 @@ enum Subprocess {
         return elapsed
     }
 
+    /// Runs a program that daemonizes (it forks and its first process exits), waiting only for
+    /// that first process. Foundation's `Process` would wait for the daemon too: it inherits the
+    /// descriptor `Process` watches for the end of its child.
+    static func startDaemon(_ command: [String]) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_RDWR, 0) }
+        let argv = command.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure(command: command, status: spawned, output: "posix_spawn failed") }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        guard status == 0 else { throw Failure(command: command, status: status, output: "") }
+    }
+
     /// The full path of `name` on `PATH`, if it is there.
     static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
