@@ -85,7 +85,7 @@ struct PassphraseKeyStoreTests {
         await #expect(throws: KeyStoreError.self) {
             try await PassphraseKeyStore(directory: keys, parameters: ScryptParameters(logN: 30, r: 8, p: 1)) { "pw" }.createKey(for: "b")
         }
-        ReliabilityReport.record("R10", "passphrase key files with absurd scrypt parameters", tried: "6 files",
+        ReliabilityReport.record("R11", "passphrase key files with absurd scrypt parameters", tried: "6 files",
                                  outcome: "6 refused before any work (each < 1 s), passphrase asked 0 times")
     }
 
@@ -110,7 +110,7 @@ struct PassphraseKeyStoreTests {
         await #expect(throws: CancellationError.self) { try await PassphraseKeyStore(directory: keys, parameters: Self.cheap) { @Sendable () throws -> String in throw CancellationError() }.primaryKey(for: alias) }
         _ = try await Self.store(keys, "pw").primaryKey(for: alias)
         #expect(try refusing.sealing(for: alias)?.remembered == true, "remembered again after a use")
-        ReliabilityReport.record("R10", "key remembered in the kernel keyring (3 s)", tried: "another user's view, the timeout, forget",
+        ReliabilityReport.record("R11", "key remembered in the kernel keyring (3 s)", tried: "another user's view, the timeout, forget",
                                  outcome: "another user sees nothing; gone after the timeout; forget drops it")
         #expect(try refusing.forget(alias: alias))
         #expect(try refusing.sealing(for: alias)?.remembered == false)

@@ -61,7 +61,7 @@ extension TPMKeyStoreTests {
         }
         #expect(try Data(contentsOf: file) == before, "nothing is written or deleted")
         #expect(try await Self.store(keys, own).primaryKey(for: "a")?.key == created.key)
-        ReliabilityReport.record("R10", "one TPM's key file used with another TPM", tried: "read, rotate, create",
+        ReliabilityReport.record("R11", "one TPM's key file used with another TPM", tried: "read, rotate, create",
                                  outcome: "3 × TPMError.otherTPM, file unchanged, opens on its own TPM")
     }
 
@@ -113,7 +113,7 @@ extension TPMKeyStoreTests {
         }
         try original.write(to: file)
         #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key == created.key)
-        ReliabilityReport.record("R10", "TPM key file changed: 4 fields flipped, 3 crafted files", tried: "7 files",
+        ReliabilityReport.record("R11", "TPM key file changed: 4 fields flipped, 3 crafted files", tried: "7 files",
                                  outcome: "7 refused with typed errors, each left as it was")
     }
 
@@ -148,7 +148,7 @@ extension TPMKeyStoreTests {
         }
         #expect(clock.now - started < .seconds(6), "answered at the deadline, not when the TPM wakes")
         tpm.thaw()
-        ReliabilityReport.record("R10", "TPM missing, killed, frozen (SIGSTOP)", tried: "3 TPMs",
+        ReliabilityReport.record("R11", "TPM missing, killed, frozen (SIGSTOP)", tried: "3 TPMs",
                                  outcome: "unavailable, unavailable, timedOut after \(clock.now - started) (deadline 2 s)")
         #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.id == 1, "the thawed TPM opens the key")
         #expect(FileManager.default.fileExists(atPath: try Self.store(keys, tpm).fileURL(for: "a").path))
@@ -177,7 +177,7 @@ extension TPMKeyStoreTests {
         }
         let status = try await TrustedPlatformModule(tcti: tpm.tcti).status()
         #expect(status.inLockout)
-        ReliabilityReport.record("R10", "wrong TPM PINs until dictionary-attack lockout (max 2 tries)", tried: "2 wrong, then the right PIN",
+        ReliabilityReport.record("R11", "wrong TPM PINs until dictionary-attack lockout (max 2 tries)", tried: "2 wrong, then the right PIN",
                                  outcome: "wrongPIN ×2, then lockedOut for the right PIN; opens after the lockout is cleared")
         try await tpm.tpm2("tpm2_dictionarylockout", ["--clear-lockout"])
         #expect(try await Self.store(keys, tpm, pin: "2468").primaryKey(for: "a")?.key == created.key,
@@ -196,7 +196,7 @@ extension TPMKeyStoreTests {
         #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key == created.key)
         try await tpm.tpm2("tpm2_pcrextend", ["7:sha256=" + String(repeating: "ab", count: 32)])
         await #expect(throws: TPMError.pcrPolicyFailed(pcrs: [7])) { try await Self.store(keys, tpm).primaryKey(for: "a") }
-        ReliabilityReport.record("R10", "PCR 7 extended after sealing a PCR-bound key", tried: "1 unseal",
+        ReliabilityReport.record("R11", "PCR 7 extended after sealing a PCR-bound key", tried: "1 unseal",
                                  outcome: "pcrPolicyFailed([7]), file left")
         #expect(FileManager.default.fileExists(atPath: try Self.store(keys, tpm).fileURL(for: "a").path))
     }

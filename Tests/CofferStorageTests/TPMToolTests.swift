@@ -81,7 +81,7 @@ struct TPMToolTests {
         let counts = out.split(separator: "\n").filter { $0.contains(" ") && !$0.contains("=") }
         #expect(counts.count == 1 && counts[0].trimmingCharacters(in: .whitespaces).hasPrefix("12 "), "12 identical codes: \(out)")
         #expect(out.contains("transient=0") && out.contains("sessions=0"), "every object and session flushed: \(out)")
-        ReliabilityReport.record("R10", "4 coffer code processes at once unsealing a TPM-sealed key (no resource manager)",
+        ReliabilityReport.record("R11", "4 coffer code processes at once unsealing a TPM-sealed key (no resource manager)",
                                  tried: "3 rounds × 4", outcome: "\(counts.first.map(String.init) ?? "?") (identical codes); transient objects and sessions left: 0")
     }
 
