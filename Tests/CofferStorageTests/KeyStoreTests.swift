@@ -14,20 +14,32 @@ struct KeyStoreTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         for (name, store) in Self.stores(directory) {
-            #expect(try await store.primaryKey(for: "a") == nil, "\(name)")
-            let first = try await store.createKey(for: "a")
-            #expect(first.id == 1)
-            let again = try await store.createKey(for: "a")
-            #expect(again.id == 1 && again.key == first.key, "\(name): createKey must return the existing key")
-            let second = try await store.rotateKey(for: "a")
-            #expect(second.id == 2 && second.key != first.key)
-            #expect(try await store.primaryKey(for: "a")?.id == 2)
-            #expect(try await store.key(for: "a", id: 1)?.key == first.key, "\(name): old keys are kept")
-            #expect(try await store.key(for: "a", id: 3) == nil)
-            #expect(try await store.primaryKey(for: "b") == nil, "\(name): aliases are separate")
-            try await store.deleteKeys(for: "a")
-            #expect(try await store.primaryKey(for: "a") == nil)
-            try await store.deleteKeys(for: "a")  // absent: no error
+            try await Self.checkLifecycle(name, store)
+        }
+        // The passphrase store, with cheap scrypt parameters (its cost is not what is tested).
+        try await Self.checkLifecycle("passphrase", PassphraseKeyStore(
+            directory: directory.appending("passphrase-keys"), parameters: ScryptParameters(logN: 10, r: 8, p: 1)) { "pw" })
+    }
+
+    /// The behaviour every key store shares (the TPM store's test runs it too).
+    static func checkLifecycle(_ name: String, _ store: any KeyStore) async throws {
+        #expect(try await store.primaryKey(for: "a") == nil, "\(name)")
+        let first = try await store.createKey(for: "a")
+        #expect(first.id == 1)
+        let again = try await store.createKey(for: "a")
+        #expect(again.id == 1 && again.key == first.key, "\(name): createKey must return the existing key")
+        let second = try await store.rotateKey(for: "a")
+        #expect(second.id == 2 && second.key != first.key)
+        #expect(try await store.primaryKey(for: "a")?.id == 2)
+        #expect(try await store.key(for: "a", id: 1)?.key == first.key, "\(name): old keys are kept")
+        #expect(try await store.key(for: "a", id: 3) == nil)
+        #expect(try await store.primaryKey(for: "b") == nil, "\(name): aliases are separate")
+        try await store.deleteKeys(for: "a")
+        #expect(try await store.primaryKey(for: "a") == nil)
+        try await store.deleteKeys(for: "a")  // absent: no error
+        if !(store is MemoryKeyStore) {
+            // Stores that name files or items after the alias refuse an empty one.
+            await #expect(throws: KeyStoreError.self, "\(name): an empty alias") { try await store.createKey(for: "") }
         }
     }
 

@@ -33,6 +33,7 @@ struct TPMKeyStoreTests {
         }
         try await store.deleteKeys(for: "a")
         #expect(try await reopened.primaryKey(for: "a") == nil)
+        try await KeyStoreTests.checkLifecycle("tpm", store)
     }
 }
 
