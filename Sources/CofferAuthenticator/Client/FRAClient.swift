@@ -150,6 +150,8 @@ public enum DefaultAuthenticatorStorage {
     /// Opens the default storage in `directory` (default: `DataDirectory.default`).
     ///
     /// - Parameters:
+    ///   - directory: The data directory; `DataDirectory.default` when `nil`.
+    ///   - logger: Receives the key store choice and warnings.
     ///   - tpmPIN: Answers when the key is sealed by the TPM with a PIN.
     ///   - passphrase: Answers when the key is under a passphrase.
     public static func open(

@@ -227,7 +227,7 @@ public enum KeyStoreSelection {
         }
     }
 
-    /// With `strongBoxPreferred`, the ``recorded(in:record:logger:)`` key store (one that throws
+    /// With `strongBoxPreferred`, the ``recorded(in:record:logger:tpmPIN:passphrase:)`` key store (one that throws
     /// the reason on every call when it cannot be used); without, a ``FileKeyStore`` in
     /// `directory/keys`.
     public static func forFiles(in directory: URL, strongBoxPreferred: Bool, logger: Logger) -> any KeyStore {
