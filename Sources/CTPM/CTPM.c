@@ -87,9 +87,10 @@ static const char *load_failure = NULL;
 static void *open_library(const char *name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
 
 static void load_libraries(void) {
-    // tpm2-tss logs its errors to standard error unless told otherwise; Coffer reports them
-    // itself, with what to do. TSS2_LOG set by the user (to debug) is left alone.
-    setenv("TSS2_LOG", "all+none", 0);
+    // tpm2-tss logs to standard error (or TSS2_LOGFILE) unless told otherwise, and at its
+    // trace level it logs the unsealed key. Coffer reports errors itself, with what to do, so
+    // the logging is off whatever TSS2_LOG said.
+    setenv("TSS2_LOG", "all+none", 1);
     void *esys = open_library("libtss2-esys.so.0");
     void *loader = open_library("libtss2-tctildr.so.0");
     void *mu = open_library("libtss2-mu.so.0");

@@ -19,8 +19,8 @@ extern "C" {
 #endif
 
 /// Loads tpm2-tss. Returns NULL when everything is there, or a static message naming what is
-/// missing. Safe to call from any thread, any number of times. Unless TSS2_LOG is set, tpm2-tss's
-/// own logging is turned off (its errors come back as return codes instead).
+/// missing. Safe to call from any thread, any number of times. tpm2-tss's own logging is turned
+/// off (TSS2_LOG is set to all+none): its trace level logs the unsealed key.
 const char *coffer_tpm_load(void);
 
 /// One connection to a TPM, with the transient objects and sessions opened through it; closing

@@ -232,6 +232,12 @@ struct KeyCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let directory = data.directory
                 let alias = DefaultAuthenticatorStorage.keyAlias
+                // One move at a time per data directory: two moves the opposite ways at once could
+                // each remove the copy the other just made (read, copy, check, record, remove is a
+                // read-compare-write). The lock is taken before the record is read.
+                try FileTrust.prepareDirectory(directory)
+                let held = try await FileLock(path: directory.appendingPathComponent(".key-move.lock").path).exclusive()
+                defer { held.release() }
                 guard let from = try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory) else {
                     throw CommandFailure("there is no key yet; coffer add makes one")
                 }

@@ -1,3 +1,4 @@
+import CofferStorage
 import Foundation
 
 /// The passphrase of a passphrase-sealed key (`coffer key move --to passphrase`): from the file
@@ -31,9 +32,15 @@ enum KeyPassphrase {
     private static func read(prompt: String, file: String?, needed: String) throws -> String {
         let environment = ProcessInfo.processInfo.environment
         if let path = file ?? environment["COFFER_KEY_PASSWORD_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw CommandFailure("cannot read the passphrase file \(path)")
+            // A file of secrets: yours, not readable or writable by anyone else, and small.
+            let data: Data?
+            do {
+                data = try PrivateFile.read(path, limit: 64 << 10)
+            } catch {
+                throw CommandFailure("the passphrase file \(path) cannot be used: \(error.errorDescription ?? "\(error)")")
             }
+            guard let data else { throw CommandFailure("there is no passphrase file at \(path)") }
+            let text = String(decoding: data, as: UTF8.self)
             return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
         }
         if let value = environment["COFFER_KEY_PASSWORD"] { return value }
@@ -49,7 +56,10 @@ enum HumanDuration {
     static func seconds(_ text: String) -> Int? {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         guard let last = text.last else { return nil }
-        if let unit = units[last], let value = Int(text.dropLast()), value >= 0 { return value * unit }
+        if let unit = units[last], let value = Int(text.dropLast()), value >= 0 {
+            let (seconds, overflow) = value.multipliedReportingOverflow(by: unit)
+            return overflow ? nil : seconds
+        }
         return Int(text).flatMap { $0 >= 0 ? $0 : nil }
     }
 }

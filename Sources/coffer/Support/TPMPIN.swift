@@ -1,3 +1,4 @@
+import CofferStorage
 import Foundation
 
 /// The PIN of a TPM-sealed key: from the file `$COFFER_TPM_PIN_FILE` (its first line), else
@@ -22,9 +23,15 @@ enum TPMPIN {
 
     private static func read(prompt: String, needed: String) throws -> String {
         if let path = ProcessInfo.processInfo.environment["COFFER_TPM_PIN_FILE"], !path.isEmpty {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw CommandFailure("cannot read the TPM PIN file \(path) (COFFER_TPM_PIN_FILE)")
+            // A file of secrets: yours, not readable or writable by anyone else, and small.
+            let data: Data?
+            do {
+                data = try PrivateFile.read(path, limit: 64 << 10)
+            } catch {
+                throw CommandFailure("the TPM PIN file \(path) cannot be used: \(error.errorDescription ?? "\(error)")")
             }
+            guard let data else { throw CommandFailure("there is no TPM PIN file at \(path)") }
+            let text = String(decoding: data, as: UTF8.self)
             return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
         }
         guard isatty(STDIN_FILENO) == 1 else {

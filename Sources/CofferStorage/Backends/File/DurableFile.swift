@@ -34,10 +34,13 @@ struct DurableFile: Sendable {
     let temporaryPath: String
     /// What the file (and its directory) must satisfy before it is used.
     let requirement: FileTrust.Requirement
+    /// A file larger than this is refused unread (a crafted key file must not fill memory).
+    let sizeLimit: Int?
 
-    init(url: URL, requirement: FileTrust.Requirement = .file) {
+    init(url: URL, requirement: FileTrust.Requirement = .file, sizeLimit: Int? = nil) {
         self.url = url
         self.requirement = requirement
+        self.sizeLimit = sizeLimit
         self.path = url.path
         self.directory = url.deletingLastPathComponent()
         // isDirectory: false, or Foundation looks at the disk to decide.
@@ -85,6 +88,10 @@ struct DurableFile: Sendable {
         guard try FileTrust.checkExistingDirectory(directory.path),
               let fd = try FileTrust.openForReading(path, requirement) else { return nil }
         defer { close(fd) }
+        var info = stat()
+        if let sizeLimit, fstat(fd, &info) == 0, Int(info.st_size) > sizeLimit {
+            throw .corrupted(location: path, reason: "it is \(info.st_size) bytes, more than such a file holds (\(sizeLimit))")
+        }
         return try POSIX.readAll(fd, path: path)
     }
 

@@ -51,6 +51,11 @@ extension TPMError: LocalizedError {
         case .ownerHierarchyProtected:
             return "The TPM's owner hierarchy has a password, so Coffer cannot make its storage key there; "
                 + "make a persistent storage key at 0x81000001 (tpm2_createprimary and tpm2_evictcontrol) and Coffer uses it."
+        case let .failed(operation, code) where [0x902, 0x903].contains(code & 0xFFFF) && (code >> 16) & 0xFF == 0:
+            return "The TPM has no room left for \(code & 0xFFFF == 0x902 ? "objects" : "sessions") to \(operation). Without a resource "
+                + "manager (a TPM reached as /dev/tpm0 or a software TPM's socket), a process killed in the middle of a TPM "
+                + "operation leaves its objects behind: run `tpm2_flushcontext -t -s` once nothing else uses the TPM, or use "
+                + "/dev/tpmrm0 (COFFER_TPM_TCTI=device:/dev/tpmrm0), whose resource manager cleans up after every process."
         case let .failed(operation, code):
             return "The TPM refused to \(operation) (TPM error 0x\(String(code, radix: 16))); `coffer doctor` shows the TPM's state."
         }
@@ -69,6 +74,14 @@ extension TPMError {
     var isTransient: Bool {
         guard case .failed(_, let code) = self, (code >> 16) & 0xFF == 0 else { return false }
         return [0x902, 0x903, 0x922, 0x908, 0x90A].contains(code & 0xFFFF)
+    }
+
+    /// Whether the TPM could not be reached or did not answer (not a refusal of its own).
+    var isOutage: Bool {
+        switch self {
+        case .unavailable, .timedOut: return true
+        default: return false
+        }
     }
 
     /// The error for return code `code` of tpm2-tss while doing `operation`.

@@ -161,7 +161,8 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
     private func file(for alias: String) throws(KeyStoreError) -> DurableFile {
         guard !alias.isEmpty else { throw .invalidAlias(alias, reason: "it is empty") }
         let name = FileKeyStore.escapedName(for: alias) + "." + Wrapping.fileExtension
-        return DurableFile(url: directory.appendingPathComponent(name, isDirectory: false), requirement: .privateFile)
+        return DurableFile(url: directory.appendingPathComponent(name, isDirectory: false), requirement: .privateFile,
+                           sizeLimit: 1 << 20)
     }
 
     private func read(_ file: DurableFile, alias: String) throws -> File? {
@@ -220,10 +221,12 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
 
 /// Why a wrapped key ring (TPM- or passphrase-sealed) cannot be opened.
 public enum WrappedKeyRingError: Error, Sendable, Equatable {
-    /// The wrapping key does not open the ring: a wrong passphrase, or the file was changed.
+    /// The wrapping key does not open the ring: the file was changed.
     case doesNotOpen(alias: String, location: String)
     /// Other processes kept changing the file while this one tried to change it.
     case keptChanging(alias: String)
+    /// The passphrase given is not the one the keys are sealed under.
+    case wrongPassphrase(alias: String)
 }
 
 extension WrappedKeyRingError: LocalizedError {
@@ -231,8 +234,10 @@ extension WrappedKeyRingError: LocalizedError {
     public var errorDescription: String? {
         switch self {
         case let .doesNotOpen(alias, location):
-            return "The keys for '\(alias)' in \(location) do not open: for a passphrase-sealed file the passphrase is wrong "
-                + "(try again), otherwise the file was changed (restore it from a backup). Nothing was deleted."
+            return "The keys for '\(alias)' in \(location) do not open under their key: the file was changed; restore it "
+                + "from a backup. Nothing was deleted."
+        case .wrongPassphrase(let alias):
+            return "The passphrase is wrong for the keys of '\(alias)'; try again. Nothing was deleted."
         case .keptChanging(let alias):
             return "The keys for '\(alias)' kept changing while they were being changed; try again."
         }
