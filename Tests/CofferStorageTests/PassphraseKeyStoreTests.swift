@@ -52,7 +52,7 @@ struct PassphraseKeyStoreTests {
                 try await attempt()
                 Issue.record("a wrong passphrase opened the keys")
             } catch let error as WrappedKeyRingError {
-                guard case .doesNotOpen = error else { Issue.record("\(error)"); continue }
+                guard case .wrongPassphrase = error else { Issue.record("\(error)"); continue }
                 #expect(!error.description.contains("wrong\""))
             }
         }

@@ -7,7 +7,7 @@ import Foundation
 /// holding the alias's key ring sealed with AES-256-GCM under a key that scrypt derives from the
 /// passphrase and a random salt. The scrypt parameters are stored with the salt and checked
 /// before any work (``ScryptParameters``), so a crafted file cannot make opening it a CPU or
-/// memory bomb. A wrong passphrase is ``WrappedKeyRingError/doesNotOpen(alias:location:)``, and
+/// memory bomb. A wrong passphrase is ``WrappedKeyRingError/wrongPassphrase(alias:)``, and
 /// deletes nothing.
 ///
 /// A process derives the key once. When asked (`remember`), the derived key is also kept in the

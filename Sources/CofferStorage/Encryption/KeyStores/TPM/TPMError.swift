@@ -76,6 +76,14 @@ extension TPMError {
         return [0x902, 0x903, 0x922, 0x908, 0x90A].contains(code & 0xFFFF)
     }
 
+    /// Whether the TPM refused the PIN (wrong, or locked out after wrong ones).
+    var isPINRefusal: Bool {
+        switch self {
+        case .wrongPIN, .lockedOut: return true
+        default: return false
+        }
+    }
+
     /// Whether the TPM could not be reached or did not answer (not a refusal of its own).
     var isOutage: Bool {
         switch self {
