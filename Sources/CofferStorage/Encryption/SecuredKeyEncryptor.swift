@@ -79,7 +79,7 @@ public struct SecuredKeyEncryptor: Encryptor {
         keyAlias: String = defaultKeyAlias, timeout: Duration = .seconds(10), checkTimeout: Duration = .seconds(3)
     ) throws(KeychainError) -> SecuredKeyEncryptor {
         let tpmStore = TPMKeyStore(directory: tpmKeyDirectory, tpm: .fromEnvironment(timeout: timeout))
-        if (try? tpmStore.sealing(for: keyAlias)) != nil || tpmKeyFileExists(tpmStore, keyAlias) {
+        if tpmKeyFileExists(tpmStore, keyAlias) {
             return SecuredKeyEncryptor(sealer: AESGCMEncryptor(keyAlias: keyAlias, keyStore: tpmStore), backing: .tpm)
         }
         if let problem = SecretService(timeout: checkTimeout).usabilityProblem() {

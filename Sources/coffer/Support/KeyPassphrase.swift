@@ -32,22 +32,31 @@ enum KeyPassphrase {
     private static func read(prompt: String, file: String?, needed: String) throws -> String {
         let environment = ProcessInfo.processInfo.environment
         if let path = file ?? environment["COFFER_KEY_PASSWORD_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            // A file of secrets: yours, not readable or writable by anyone else, and small.
-            let data: Data?
-            do {
-                data = try PrivateFile.read(path, limit: 64 << 10)
-            } catch {
-                throw CommandFailure("the passphrase file \(path) cannot be used: \(error.errorDescription ?? "\(error)")")
-            }
-            guard let data else { throw CommandFailure("there is no passphrase file at \(path)") }
-            let text = String(decoding: data, as: UTF8.self)
-            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
+            return try SecretFile.firstLine(of: path, what: "passphrase file")
         }
         if let value = environment["COFFER_KEY_PASSWORD"] { return value }
         guard isatty(STDIN_FILENO) == 1 else {
             throw CommandFailure("\(needed): run this at a terminal, or point COFFER_KEY_PASSWORD_FILE at a 0600 file that holds it")
         }
         return try HiddenPrompt.read(prompt)
+    }
+}
+
+/// A file that holds one secret (a passphrase, a PIN) on its first line.
+enum SecretFile {
+    /// The first line of `path`, without its line ending. The file is one of secrets: yours, not
+    /// readable or writable by anyone else, and small (``PrivateFile/read(_:limit:)``).
+    static func firstLine(of path: String, what: String) throws -> String {
+        let data: Data?
+        do {
+            data = try PrivateFile.read(path, limit: 64 << 10)
+        } catch {
+            throw CommandFailure("the \(what) \(path) cannot be used: \(error.errorDescription ?? "\(error)")")
+        }
+        guard let data else { throw CommandFailure("there is no \(what) at \(path)") }
+        // Swift reads \r\n as one Character, so split on any line break, not on "\n".
+        let text = String(decoding: data, as: UTF8.self)
+        return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
     }
 }
 

@@ -23,16 +23,7 @@ enum TPMPIN {
 
     private static func read(prompt: String, needed: String) throws -> String {
         if let path = ProcessInfo.processInfo.environment["COFFER_TPM_PIN_FILE"], !path.isEmpty {
-            // A file of secrets: yours, not readable or writable by anyone else, and small.
-            let data: Data?
-            do {
-                data = try PrivateFile.read(path, limit: 64 << 10)
-            } catch {
-                throw CommandFailure("the TPM PIN file \(path) cannot be used: \(error.errorDescription ?? "\(error)")")
-            }
-            guard let data else { throw CommandFailure("there is no TPM PIN file at \(path)") }
-            let text = String(decoding: data, as: UTF8.self)
-            return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
+            return try SecretFile.firstLine(of: path, what: "TPM PIN file")
         }
         guard isatty(STDIN_FILENO) == 1 else {
             throw CommandFailure("\(needed): run this at a terminal, or put the PIN in a 0600 file "
