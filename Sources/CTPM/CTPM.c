@@ -5,6 +5,8 @@
 #include "CTPM.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,12 +151,40 @@ struct coffer_tpm {
     int closed_count;
 };
 
+/// The start of every TCTI context (TSS2_TCTI_CONTEXT_COMMON_V1, TCG TSS 2.0 TCTI specification):
+/// only get_poll_handles is used, to reach the descriptors the TCTI holds.
+typedef struct {
+    uint64_t magic;
+    uint32_t version;
+    void *transmit, *receive, *finalize, *cancel;
+    RC (*get_poll_handles)(void *, struct pollfd *, size_t *);
+    void *set_locality;
+} tcti_common;
+
+/// Marks the descriptors the TCTI holds open (the device TCTI's /dev/tpm0 or /dev/tpmrm0) close-on-exec:
+/// tpm2-tss opens them without it, and a child process the application starts meanwhile would
+/// keep them — on /dev/tpm0, which only one process may open, every other TPM user waits for
+/// that child. (TCTIs that connect per command, such as swtpm's, do not list their socket; the
+/// window there is one command long.)
+static void close_on_exec(void *tcti) {
+    tcti_common *common = tcti;
+    if (common == NULL || common->version < 1 || common->get_poll_handles == NULL) return;
+    struct pollfd handles[4];
+    size_t count = 4;
+    if (common->get_poll_handles(tcti, handles, &count) != 0) return;
+    for (size_t i = 0; i < count && i < 4; i++) {
+        int flags = fcntl(handles[i].fd, F_GETFD);
+        if (flags >= 0) fcntl(handles[i].fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+}
+
 uint32_t coffer_tpm_open(const char *tcti, coffer_tpm **out) {
     *out = NULL;
     if (coffer_tpm_load()) return COFFER_TPM_NOT_LOADED;
     coffer_tpm *tpm = calloc(1, sizeof *tpm);
     if (tpm == NULL) return COFFER_TPM_BUFFER_TOO_SMALL;
     RC rc = api.tctildr_initialize(tcti, &tpm->tcti);
+    if (rc == 0) close_on_exec(tpm->tcti);
     if (rc == 0) rc = api.initialize(&tpm->esys, tpm->tcti, NULL);
     if (rc != 0) {
         coffer_tpm_close(tpm);

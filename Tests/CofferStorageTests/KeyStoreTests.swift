@@ -21,6 +21,36 @@ struct KeyStoreTests {
             directory: directory.appending("passphrase-keys"), parameters: ScryptParameters(logN: 10, r: 8, p: 1)) { "pw" })
     }
 
+    /// Grows a wrapped key file to 64 MiB (sparse: the size is what a reader must refuse), then
+    /// puts a FIFO in its place (a naive reader would block forever), and checks that `open`
+    /// refuses each at once with a ``KeyStoreError`` that says why, leaving what is there as it was.
+    static func checkOversizeRefused(_ file: URL, open: () async throws -> Any?) async throws {
+        let original = try Data(contentsOf: file)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 64 << 20)
+        try handle.close()
+        let clock = ContinuousClock()
+        var started = clock.now
+        do {
+            _ = try await open()
+            Issue.record("a 64 MiB key file was read")
+        } catch let error as KeyStoreError {
+            #expect(error.description.contains("67108864 bytes, more than such a file holds"), "\(error)")
+        }
+        #expect(clock.now - started < .seconds(1))
+        #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int == 64 << 20, "left as it was")
+        try FileManager.default.removeItem(at: file)
+        #expect(mkfifo(file.path, 0o600) == 0)
+        started = clock.now
+        await #expect(throws: KeyStoreError.self, "a FIFO in the key file's place") { _ = try await open() }
+        #expect(clock.now - started < .seconds(1), "refused, not blocked on")
+        try FileManager.default.removeItem(at: file)
+        #expect(FileManager.default.createFile(atPath: file.path, contents: original, attributes: [.posixPermissions: 0o600]))
+        #expect(try await open() != nil, "the original file opens again")
+        ReliabilityReport.record("R11", "\(file.pathExtension) file grown to 64 MiB, then a FIFO in its place", tried: "2 files",
+                                 outcome: "both refused before reading (< 1 s each), left as they were")
+    }
+
     /// The behaviour every key store shares (the TPM store's test runs it too).
     static func checkLifecycle(_ name: String, _ store: any KeyStore) async throws {
         #expect(try await store.primaryKey(for: "a") == nil, "\(name)")

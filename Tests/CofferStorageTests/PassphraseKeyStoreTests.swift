@@ -67,7 +67,11 @@ struct PassphraseKeyStoreTests {
         try await Self.store(keys, "pw").createKey(for: "a")
         let file = try Self.store(keys, "pw").fileURL(for: "a")
         let original = try JSONSerialization.jsonObject(with: try Data(contentsOf: file)) as! [String: Any]
-        for (logN, r, p) in [(40, 8, 1), (22, 32, 16), (20, 8, 1), (3, 8, 1), (15, 0, 1), (15, 8, 100000)] {
+        // 2^40 work; 2^22·32·16 and 2^20·8 and 2^17·16 are past the 128 MiB memory bound; 2^14·8·64
+        // is within it but past the 2^22 bound on N·r·p (CPU); 2^3 is too weak; r = 0 is not scrypt.
+        let crafted: [(Int, Int, Int)] = [(40, 8, 1), (22, 32, 16), (20, 8, 1), (17, 16, 1), (14, 8, 64),
+                                          (3, 8, 1), (15, 0, 1), (15, 8, 100000)]
+        for (logN, r, p) in crafted {
             var header = original["header"] as! [String: Any]
             header["scrypt"] = ["logN": logN, "r": r, "p": p]
             var crafted = original
@@ -85,8 +89,8 @@ struct PassphraseKeyStoreTests {
         await #expect(throws: KeyStoreError.self) {
             try await PassphraseKeyStore(directory: keys, parameters: ScryptParameters(logN: 30, r: 8, p: 1)) { "pw" }.createKey(for: "b")
         }
-        ReliabilityReport.record("R11", "passphrase key files with absurd scrypt parameters", tried: "6 files",
-                                 outcome: "6 refused before any work (each < 1 s), passphrase asked 0 times")
+        ReliabilityReport.record("R11", "passphrase key files with absurd scrypt parameters", tried: "\(crafted.count) files",
+                                 outcome: "\(crafted.count) refused before any work (each < 1 s), passphrase asked 0 times")
     }
 
     @Test("remembered in the kernel keyring: later stores open without the passphrase, another user reads nothing, gone after the timeout or forget")
@@ -101,9 +105,20 @@ struct PassphraseKeyStoreTests {
         }
         #expect(try await refusing.primaryKey(for: alias)?.key == created.key, "opened from the kernel keyring")
         #expect(try refusing.sealing(for: alias)?.remembered == true)
-        if SecondUser.available {
-            let other = try await SecondUser.run("keyctl search @u user 'coffer:\(alias):' 2>&1; keyctl list @u 2>&1; echo status=$?")
-            #expect(!other.stdout.contains("coffer:\(alias)"), "another user's keyring holds nothing of ours: \(other.stdout)")
+        let kept = try await Self.keptKey(alias)
+        #expect(kept.permissions == "003f0000", "the owning user only, not the possessor: \(kept)")
+        #expect(kept.expiry != "perm", "kept with its timeout from the start: \(kept)")
+        if SecondUser.available, let identity = SecondUser.identity {
+            // The strongest case: the second user's process inherits a session keyring that links
+            // ours (as a `su`/`setpriv` from our shell does), so it possesses our keys.
+            let other = try await CofferProcess.run(executable: URL(fileURLWithPath: "/usr/bin/keyctl"), ["session", "-", "/bin/sh", "-c", """
+                keyctl link @u @s
+                setpriv --reuid=\(identity.uid) --regid=\(identity.gid) --clear-groups -- sh -c 'keyctl pipe \(kept.id) > /dev/null; echo read-status=$?; keyctl pipe \(kept.id) | od -An -tx1; keyctl search @s user \(kept.name); echo search-status=$?' 2>&1
+                """])
+            #expect(other.stdout.contains("read-status=1") && other.stdout.contains("search-status=1"), "\(other.stdout) \(other.stderr)")
+            #expect(other.stdout.contains("Permission denied"), "\(other.stdout)")
+            let material = created.key.withUnsafeBytes { Data($0) }.prefix(4).map { String(format: "%02x", $0) }.joined(separator: " ")
+            #expect(!other.stdout.contains(material), "the other user read the key")
         }
         try await Task.sleep(for: .seconds(4))
         #expect(try refusing.sealing(for: alias)?.remembered == false, "expired")
@@ -114,6 +129,28 @@ struct PassphraseKeyStoreTests {
                                  outcome: "another user sees nothing; gone after the timeout; forget drops it")
         #expect(try refusing.forget(alias: alias))
         #expect(try refusing.sealing(for: alias)?.remembered == false)
+    }
+
+    /// The line of `/proc/keys` for the key `alias` remembered in our user keyring.
+    static func keptKey(_ alias: String) async throws -> (id: String, name: String, permissions: String, expiry: String) {
+        let lines = try String(contentsOfFile: "/proc/keys", encoding: .utf8).split(separator: "\n")
+        // id flags usage expiry permissions uid gid type description: payload-length
+        guard let line = lines.first(where: { $0.contains(" coffer:\(alias):") }) else {
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no kept key for \(alias)"])
+        }
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let name = fields[8].hasSuffix(":") ? String(fields[8].dropLast()) : fields[8]
+        return (String(UInt32(fields[0], radix: 16) ?? 0), name, fields[4], fields[3])
+    }
+
+    @Test("a key file grown huge (or a device in its place) is refused before it is read, and left as it was")
+    func oversizeFile() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        try await Self.store(keys, "pw").createKey(for: "a")
+        let file = try Self.store(keys, "pw").fileURL(for: "a")
+        try await KeyStoreTests.checkOversizeRefused(file) { try await Self.store(keys, "pw").primaryKey(for: "a") }
     }
 
     @Test("4 stores creating the same alias at once agree on one key")

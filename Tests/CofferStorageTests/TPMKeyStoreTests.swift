@@ -144,10 +144,15 @@ extension TPMKeyStoreTests {
         tpm.freeze()
         let clock = ContinuousClock()
         let started = clock.now
-        await #expect(throws: TPMError.timedOut(seconds: 2)) {
-            try await Self.store(keys, tpm, timeout: .seconds(2)).primaryKey(for: "a")
-        }
+        let frozen = Self.store(keys, tpm, timeout: .seconds(2))
+        await #expect(throws: TPMError.timedOut(seconds: 2)) { try await frozen.primaryKey(for: "a") }
         #expect(clock.now - started < .seconds(6), "answered at the deadline, not when the TPM wakes")
+        // A command that reads many records asks again and again: it waits for the deadline once.
+        let again = clock.now
+        for id: UInt32 in 1...3 {
+            await #expect(throws: TPMError.timedOut(seconds: 2)) { try await frozen.key(for: "a", id: id) }
+        }
+        #expect(clock.now - again < .seconds(1), "the outage is remembered for the deadline: \(clock.now - again)")
         tpm.thaw()
         ReliabilityReport.record("R11", "TPM missing, killed, frozen (SIGSTOP)", tried: "3 TPMs",
                                  outcome: "unavailable, unavailable, timedOut after \(clock.now - started) (deadline 2 s)")
@@ -239,6 +244,18 @@ extension TPMKeyStoreTests {
         for _ in 0..<4 {
             #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key.withUnsafeBytes { Data($0) } == created.first)
         }
+    }
+
+    @Test("a key file grown huge (or a device in its place) is refused before it is read, and left as it was")
+    func oversizeFile() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        try await Self.store(keys, tpm).createKey(for: "a")
+        let file = try Self.store(keys, tpm).fileURL(for: "a")
+        try await KeyStoreTests.checkOversizeRefused(file) { try await Self.store(keys, tpm).primaryKey(for: "a") }
     }
 
     @Test("the key is in no error, description or dump of the store")

@@ -132,4 +132,56 @@ struct TPMToolTests {
         #expect(out.contains("note  TPM: No TPM can be used here"), "\(out)")
         #expect(out.contains("FAIL  TPM: No TPM can be used here") && out.contains("doctor-status=1"), "\(out)")
     }
+
+    @Test("tpm2-tss logging asked for in the environment writes nothing: the unsealed key never reaches a log")
+    func tssLoggingStaysOff() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            echo 'otpauth://totp/Deno:Mason?secret=4SJHB4GSD43FZBAI7C2HLRJGPQ&issuer=Deno&period=86400' | "$COFFER" add - > /dev/null || exit 10
+            "$COFFER" key move --to tpm > /dev/null || exit 11
+            TSS2_LOG=all+trace TSS2_LOGFILE="$SCRATCH/tss.log" "$COFFER" code deno --raw > "$SCRATCH/code" 2> "$SCRATCH/stderr" || exit 12
+            echo "log-bytes=$(cat "$SCRATCH/tss.log" 2>/dev/null | wc -c)"
+            echo "stderr-bytes=$(wc -c < "$SCRATCH/stderr")"
+            echo "code=$(cat "$SCRATCH/code")"
+            # The same settings make tpm2-tools log: the variables do reach the library.
+            TSS2_LOG=all+trace TSS2_LOGFILE="$SCRATCH/tools.log" tpm2_getrandom 4 > /dev/null 2>&1
+            echo "tools-log-bytes=$(cat "$SCRATCH/tools.log" 2>/dev/null | wc -c)"
+            """, tpm: tpm, scratch: scratch)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        #expect(out.contains("log-bytes=0") && out.contains("stderr-bytes=0"), "\(out)")
+        #expect(out.contains("code=") && !out.contains("code=\n"), "\(out)")
+        #expect(!out.contains("tools-log-bytes=0"), "the probe itself logs, or the test proves nothing: \(out)")
+    }
+
+    @Test("a frozen TPM: a command over many accounts fails once, at the deadline, not once per account")
+    func frozenTPMManyAccounts() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.thaw(); tpm.remove() }
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let prepared = try await Self.run("""
+            for name in Ada Ben Cy Dee; do
+              echo "otpauth://totp/Deno:$name?secret=4SJHB4GSD43FZBAI7C2HLRJGPQ&issuer=Deno" | "$COFFER" add - > /dev/null || exit 10
+            done
+            "$COFFER" key move --to tpm > /dev/null || exit 11
+            """, tpm: tpm, scratch: scratch)
+        #expect(prepared.status == 0, "\(prepared.stdout) \(prepared.stderr)")
+        tpm.freeze()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let frozen = try await Self.run(#""$COFFER" code 2>&1; echo "status=$?""#, tpm: tpm, scratch: scratch)
+        let elapsed = clock.now - started
+        tpm.thaw()
+        #expect(frozen.stdout.contains("did not answer within 5 s") && frozen.stdout.contains("status=1"), "\(frozen.stdout)")
+        #expect(frozen.stdout.split(separator: "\n").filter { $0.hasPrefix("coffer: ") }.count == 1, "\(frozen.stdout)")
+        #expect(elapsed < .seconds(9), "one deadline (5 s), not four: \(elapsed)")
+        let thawed = try await Self.run(#""$COFFER" code | grep -c Deno"#, tpm: tpm, scratch: scratch)
+        #expect(thawed.stdout.hasPrefix("4"), "all four open once the TPM answers: \(thawed.stdout)")
+        ReliabilityReport.record("R11", "coffer code over 4 accounts with the TPM frozen (SIGSTOP)", tried: "1 command",
+                                 outcome: "one error line after \(elapsed) (deadline 5 s); all 4 codes once thawed")
+    }
 }

@@ -44,6 +44,10 @@ public struct CofferProcess: Sendable {
                            environment: ["COFFER_HOME": dataDirectory.path].merging(environment) { $1 })
     }
 
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let addCloseFrom: AddCloseFrom? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
     /// Runs any executable and collects its output.
     ///
     /// The child is started with `posix_spawn` in a session of its own, with its output going to
@@ -70,6 +74,11 @@ public struct CofferProcess: Sendable {
         for (target, descriptor) in descriptors.enumerated() {
             posix_spawn_file_actions_adddup2(&actions, descriptor, Int32(target))
         }
+        // Nothing else of ours: a child (or a daemon it leaves) holding a copy of a connection
+        // this process made — to a software TPM that serves one connection at a time, say —
+        // would keep the other end from seeing it closed, and hold up this process's next one.
+        // (glibc 2.34+; Swift's Glibc module does not declare it, so it is looked up.)
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

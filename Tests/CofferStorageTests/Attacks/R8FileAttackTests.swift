@@ -22,6 +22,19 @@ struct R8FileAttackTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: planted.path).isEmpty)
     }
 
+    @Test("9: the directory of a one-character name (which traps Foundation's deletingLastPathComponent on Linux)")
+    func oneCharacterNames() async throws {
+        #expect(FileTrust.parentDirectory(of: "d") == "")
+        #expect(FileTrust.parentDirectory(of: "d/") == "")
+        #expect(FileTrust.parentDirectory(of: "/d") == "/")
+        #expect(FileTrust.parentDirectory(of: "a/d") == "a")
+        #expect(FileTrust.parentDirectory(of: "a//d//") == "a")
+        #expect(FileTrust.parentDirectory(of: "/") == "/")
+        #expect(FileTrust.parentDirectory(of: "") == "")
+        // Reading, locking and creating by such a name, relative to the working directory, is
+        // tried by PassphraseToolTests through coffer (a test must not move this process's).
+    }
+
     @Test("6: a leftover temporary file, even a link to another file, is removed, never written through")
     func plantedTemporaryFile() async throws {
         let directory = TemporaryDirectory()

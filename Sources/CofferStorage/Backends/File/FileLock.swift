@@ -87,7 +87,7 @@ public struct FileLock: Sendable {
     /// Opens (creating 0600) and checks the lock file; `nil` for a shared lock that cannot be
     /// created (a read-only directory or medium).
     private func openChecked(_ mode: Int32) throws -> Int32? {
-        try FileTrust.checkExistingDirectory((path as NSString).deletingLastPathComponent)
+        try FileTrust.checkExistingDirectory(FileTrust.parentDirectory(of: path))
         // O_NOFOLLOW: a symbolic link planted here must not make Coffer create or lock a file
         // elsewhere. The lock file is checked like any other: yours, not writable by others.
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)

@@ -8,6 +8,18 @@ import Darwin
 import Foundation
 
 extension FileTrust {
+    /// The directory part of `path`, as `NSString.deletingLastPathComponent` gives it (`""` for a
+    /// bare name, `"/"` for a name in the root), which Foundation on Linux cannot be trusted
+    /// with: it traps on a one-character path such as `d`, a name a person may well give.
+    public static func parentDirectory(of path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        var parent = path[..<slash]
+        while parent.count > 1, parent.hasSuffix("/") { parent = parent.dropLast() }
+        return parent.isEmpty ? "/" : String(parent)
+    }
+
     /// The most symbolic links followed on one path, as the kernel allows (`ELOOP` past it).
     static let maximumLinks = 40
 
@@ -35,7 +47,7 @@ extension FileTrust {
             if name == "." { continue }
             if name == ".." {
                 // Every ancestor of `resolved` was checked on the way down to it.
-                resolved = (resolved as NSString).deletingLastPathComponent
+                resolved = parentDirectory(of: resolved)
                 if resolved == "/" { resolved = "" }
                 continue
             }

@@ -87,7 +87,7 @@ public enum FileTrust {
         var fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd == -1, errno == ENOENT {
             guard creating else { return false }
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = parentDirectory(of: path)
             if !parent.isEmpty, parent != path, access(parent, F_OK) != 0 { try checkDirectory(parent, creating: true) }
             try checkCreatingIn(parent.isEmpty ? "." : parent)
             if mkdir(path, 0o700) == 0 {

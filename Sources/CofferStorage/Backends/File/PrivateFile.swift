@@ -23,7 +23,7 @@ public enum PrivateFile {
     /// open descriptor; a symbolic link is refused). `nil` when there is no file. A file larger
     /// than `limit` bytes is refused unread (``StorageError/corrupted(location:reason:)``).
     public static func read(_ path: String, limit: Int = 1 << 20) throws(StorageError) -> Data? {
-        try FileTrust.checkPath((path as NSString).deletingLastPathComponent)
+        try FileTrust.checkPath(FileTrust.parentDirectory(of: path))
         guard let fd = try FileTrust.openForReading(path, .privateFile) else { return nil }
         defer { close(fd) }
         var info = stat()
