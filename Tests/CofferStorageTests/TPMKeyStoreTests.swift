@@ -60,6 +60,9 @@ extension TPMKeyStoreTests {
                         { _ = try await elsewhere.createKey(for: "a") }] {
             await #expect(throws: TPMError.otherTPM) { try await attempt() }
         }
+        await #expect(throws: TPMError.otherTPM, "told without unsealing") { try await elsewhere.checkSealedHere(for: "a") }
+        #expect(try await Self.store(keys, own).checkSealedHere(for: "a"))
+        #expect(try await elsewhere.checkSealedHere(for: "none") == false)
         #expect(try Data(contentsOf: file) == before, "nothing is written or deleted")
         #expect(try await Self.store(keys, own).primaryKey(for: "a")?.key == created.key)
         ReliabilityReport.record("R11", "one TPM's key file used with another TPM", tried: "read, rotate, create",
@@ -173,6 +176,8 @@ extension TPMKeyStoreTests {
         #expect(try Self.store(keys, tpm).sealing(for: "a")?.hasPIN == true)
         await #expect(throws: TPMError.pinRequired) { try await Self.store(keys, tpm).primaryKey(for: "a") }
         #expect(try await Self.store(keys, tpm, pin: "2468").primaryKey(for: "a")?.key == created.key)
+        #expect(try await Self.store(keys, tpm).checkSealedHere(for: "a"), "checked without the PIN")
+        #expect(try await TrustedPlatformModule(tcti: tpm.tcti).status().failedAuthorizations == 0, "and without spending a try")
         await #expect(throws: TPMError.wrongPIN) { try await Self.store(keys, tpm, pin: "1111").primaryKey(for: "a") }
         await #expect(throws: TPMError.wrongPIN) { try await Self.store(keys, tpm, pin: "2222").primaryKey(for: "a") }
         do {
@@ -200,7 +205,9 @@ extension TPMKeyStoreTests {
         let created = try await Self.store(keys, tpm, pcrs: [7]).createKey(for: "a")
         #expect(try Self.store(keys, tpm).sealing(for: "a")?.pcrs == [7])
         #expect(try await Self.store(keys, tpm).primaryKey(for: "a")?.key == created.key)
+        #expect(try await Self.store(keys, tpm).checkSealedHere(for: "a"))
         try await tpm.tpm2("tpm2_pcrextend", ["7:sha256=" + String(repeating: "ab", count: 32)])
+        await #expect(throws: TPMError.pcrPolicyFailed(pcrs: [7])) { try await Self.store(keys, tpm).checkSealedHere(for: "a") }
         await #expect(throws: TPMError.pcrPolicyFailed(pcrs: [7])) { try await Self.store(keys, tpm).primaryKey(for: "a") }
         ReliabilityReport.record("R11", "PCR 7 extended after sealing a PCR-bound key", tried: "1 unseal",
                                  outcome: "pcrPolicyFailed([7]), file left")

@@ -37,6 +37,7 @@ struct TPMToolTests {
             sum=$(sha256sum "$COFFER_HOME/keys/org.coffer.authenticator.tpm-key")
             echo "--- other TPM"
             COFFER_TPM_TCTI="\(other.tcti)" "$COFFER" code deno --raw 2>&1; echo "other-status=$?"
+            COFFER_TPM_TCTI="\(other.tcti)" "$COFFER" doctor | grep 'TPM key'; echo "other-doctor=${PIPESTATUS[0]}"
             [ "$(sha256sum "$COFFER_HOME/keys/org.coffer.authenticator.tpm-key")" = "$sum" ] && echo "file-unchanged"
             echo "--- back"
             [ "$("$COFFER" code deno --raw)" = "$before" ] && echo "same-code-back-home"
@@ -54,6 +55,8 @@ struct TPMToolTests {
         let elsewhere = out.components(separatedBy: "--- other TPM")[1].components(separatedBy: "--- back")[0]
         #expect(elsewhere.contains("sealed by another TPM") && elsewhere.contains("other-status=1"), "\(elsewhere)")
         #expect(elsewhere.split(separator: "\n").filter { $0.hasPrefix("coffer: ") }.count == 1, "one line: \(elsewhere)")
+        #expect(elsewhere.contains("FAIL  TPM key: org.coffer.authenticator, no PCR policy, no PIN")
+                && elsewhere.contains("sealed by another TPM") && elsewhere.contains("other-doctor=1"), "\(elsewhere)")
         #expect(out.contains("file-unchanged") && out.contains("same-code-back-home"))
         #expect(out.contains("tpm-key-removed") && out.contains("same-code-from-file"))
         #expect(out.contains("kek-dirs=700 700"), "key new-kek makes the missing directories 0700: \(out)")

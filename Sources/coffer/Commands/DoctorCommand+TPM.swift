@@ -29,7 +29,13 @@ extension DoctorCommand {
             let pcrs = sealing.pcrs.isEmpty ? "no PCR policy" : "bound to SHA-256 PCR \(sealing.pcrs.map(String.init).joined(separator: ","))"
             let parent = sealing.persistentParent.map { "under the persistent key 0x\(String($0, radix: 16))" }
                 ?? "under the storage key derived from the owner hierarchy"
-            report(.ok, "TPM key", "\(DefaultAuthenticatorStorage.keyAlias), \(pcrs), \(sealing.hasPIN ? "PIN" : "no PIN"), \(parent)")
+            let described = "\(DefaultAuthenticatorStorage.keyAlias), \(pcrs), \(sealing.hasPIN ? "PIN" : "no PIN"), \(parent)"
+            do {
+                try await store.checkSealedHere(for: DefaultAuthenticatorStorage.keyAlias)
+                report(.ok, "TPM key", described)
+            } catch {
+                report(.fail, "TPM key", "\(described): \(error.localizedDescription)")
+            }
         } catch {
             report(.fail, "TPM key", error.localizedDescription)
         }

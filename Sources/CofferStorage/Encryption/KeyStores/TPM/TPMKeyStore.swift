@@ -86,6 +86,17 @@ public struct TPMKeyStore: KeyRingStore {
         try engine.fileURL(for: alias)
     }
 
+    /// Checks that `alias`'s keys would open on this TPM, without unsealing them (so without
+    /// asking for the PIN or spending one of the TPM's tries): the file is intact, sealed by this
+    /// TPM (else ``TPMError/otherTPM``), and its PCRs hold the values it is bound to (else
+    /// ``TPMError/pcrPolicyFailed(pcrs:)``). A wrong PIN is only found by opening. Returns
+    /// `false` when `alias` has no keys.
+    public func checkSealedHere(for alias: String) async throws -> Bool {
+        guard let header = try engine.header(alias) else { return false }
+        try await tpm.check(header.sealedObject)
+        return true
+    }
+
     /// How `alias`'s keys are sealed, read from its file without the TPM: `nil` when it has none.
     public func sealing(for alias: String) throws -> Sealing? {
         try engine.header(alias).map {

@@ -109,10 +109,28 @@ enum TPMWireFormat {
         private let bytes: [UInt8]
         private var offset = 0
         init(_ bytes: [UInt8]) { self.bytes = bytes }
+        mutating func u16() -> UInt16? {
+            guard offset + 2 <= bytes.count else { return nil }
+            defer { offset += 2 }
+            return UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
+        }
         mutating func u32() -> UInt32? {
             guard offset + 4 <= bytes.count else { return nil }
             defer { offset += 4 }
             return bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
         }
+        mutating func sized() -> [UInt8]? {
+            guard let size = u16(), offset + Int(size) <= bytes.count else { return nil }
+            defer { offset += Int(size) }
+            return Array(bytes[offset..<offset + Int(size)])
+        }
+    }
+
+    /// The policy digest of a marshalled TPM2B_PUBLIC (size, type, name algorithm, attributes,
+    /// then the TPM2B_DIGEST authPolicy), or `nil` when it is too short.
+    static func authPolicy(ofPublic publicArea: [UInt8]) -> [UInt8]? {
+        var reader = Reader(publicArea)
+        guard reader.u16() != nil, reader.u16() != nil, reader.u16() != nil, reader.u32() != nil else { return nil }
+        return reader.sized()
     }
 }

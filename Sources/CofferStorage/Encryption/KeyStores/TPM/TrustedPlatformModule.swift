@@ -90,6 +90,22 @@ public struct TrustedPlatformModule: Sendable {
         }
     }
 
+    /// Checks, without unsealing (which would spend one of the TPM's tries when a PIN protects
+    /// it), that `object` would open here: its storage key is this TPM's (else
+    /// ``TPMError/otherTPM``) and its PCRs hold the values it was bound to (else
+    /// ``TPMError/pcrPolicyFailed(pcrs:)``).
+    func check(_ object: SealedObject) async throws(TPMError) {
+        try await run("check a sealed key") { connection throws(TPMError) in
+            let (_, _, name) = try connection.storageKey(handle: object.binding.parentHandle)
+            guard name == object.binding.parentName else { throw .otherTPM }
+            guard !object.binding.pcrs.isEmpty else { return }
+            let now = try connection.policyDigest(pcrs: object.binding.pcrs, withAuthValue: object.binding.hasPIN)
+            guard TPMWireFormat.authPolicy(ofPublic: object.publicArea) == now else {
+                throw .pcrPolicyFailed(pcrs: object.binding.pcrs)
+            }
+        }
+    }
+
     // MARK: - Status
 
     /// What `coffer doctor` reports about a TPM.
