@@ -31,20 +31,39 @@ struct Coffer: AsyncParsableCommand {
             StandardStreams.note("coffer: \(message)")
             exit(withError: ExitCode.failure)
         }
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
+            command = try parseAsRoot()
+        } catch {
+            reportParseError(error)
+        }
+        do {
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
             } else {
                 try command.run()
             }
-            // What print buffered must reach its reader; a full disk or a closed pipe is a failure.
+            // What print buffered must reach its reader; a full disk is a failure.
             try StandardStreams.flushOutput()
         } catch let failure as CommandFailure {
             StandardStreams.note("coffer: \(failure)")
-            exit(withError: ExitCode.failure)
+            exit(withError: failure.status.exitCode)
         } catch {
             exit(withError: error)
         }
+    }
+
+    /// `--help` and `--version` as ArgumentParser prints them; a command line that does not
+    /// parse as one line, `coffer: what is wrong (see coffer COMMAND --help)`, and status 64.
+    private static func reportParseError(_ error: any Error) -> Never {
+        guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+        let message = message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "the command line is not valid"
+        let named = CommandLine.arguments.dropFirst().first { argument in
+            configuration.subcommands.contains { $0._commandName == argument }
+        }
+        let help = named.map { "coffer \($0) --help" } ?? "coffer --help"
+        let trimmed = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+        StandardStreams.note("coffer: \(trimmed) (see \(help))")
+        exit(withError: ExitStatus.usage.exitCode)
     }
 }

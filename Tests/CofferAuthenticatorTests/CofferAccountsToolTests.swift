@@ -77,11 +77,11 @@ struct CofferAccountsToolTests {
         #expect(duplicate.status == 1 && duplicate.stderr.contains("already has a TOTP mechanism"))
 
         let none = try await run(tool, ["code", "nothing-like-this"])
-        #expect(none.status == 1 && none.stderr.contains("no account with a code matches"))
+        #expect(none.status == 2 && none.stderr.contains("no account with a code matches"))
 
         let ambiguous = try await run(tool, ["remove", "example", "--yes"])
-        #expect(ambiguous.status == 1)
-        #expect(ambiguous.stderr.contains("matches 2 accounts") && ambiguous.stderr.contains("Nothing was removed"))
+        #expect(ambiguous.status == 3)
+        #expect(ambiguous.stderr.contains("matches 2 accounts") && ambiguous.stderr.contains("nothing was removed"))
         #expect(try await run(tool, ["list"]).stdout.split(separator: "\n").count == 3, "a heading and the 2 accounts")
     }
 

@@ -129,7 +129,7 @@ struct StoreCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the value stored under a name.",
             discussion: """
-                Exits with status 1 when nothing is stored under the name. At a terminal, control \
+                Exits with status 2 when nothing is stored under the name. At a terminal, control \
                 characters in the value are shown escaped (\\u{1b}); piped or redirected, the value \
                 is written as it was stored.
 
@@ -146,7 +146,7 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 guard let value = try await StoreCommand.storage(named: name, in: options, backend: try backend.backend()).get() else {
-                    throw CommandFailure("nothing is stored under '\(name)'; store it with `coffer store put \(name) VALUE`")
+                    throw CommandFailure.noMatch("nothing is stored under '\(name)'; store it with `coffer store put \(name) VALUE`")
                 }
                 // At a terminal, escaped as everything the tool prints; piped, the value as stored.
                 if isatty(STDOUT_FILENO) == 1 {
@@ -245,7 +245,7 @@ struct StoreBackendOption: ParsableArguments {
         if let explicit { return explicit }
         guard let variable = ProcessInfo.processInfo.environment["COFFER_STORE_BACKEND"], !variable.isEmpty else { return .file }
         guard let backend = StoreBackend(rawValue: variable) else {
-            throw CommandFailure("COFFER_STORE_BACKEND is '\(variable)'; it must be file or keychain")
+            throw CommandFailure.usage("COFFER_STORE_BACKEND is '\(variable)'; it must be file or keychain")
         }
         return backend
     }

@@ -27,6 +27,22 @@ enum AccountQuery {
         return entries
     }
 
+    /// The one account of `entries` (what `query` matched): ``ExitStatus/noMatch`` when there is
+    /// none, ``ExitStatus/ambiguous`` (naming up to three) when there are several.
+    /// `unchanged` ("nothing was removed") ends either message, for commands that change data.
+    static func one(_ entries: [AccountEntry], query: String?, unchanged: String? = nil) throws -> AccountEntry {
+        let ending = unchanged.map { "; \($0)" } ?? ""
+        guard let first = entries.first else {
+            throw CommandFailure.noMatch("no account matches '\(query ?? "")'; see coffer list" + ending)
+        }
+        guard entries.count == 1 else {
+            let named = entries.prefix(3).map { "'\(title($0.account))'" }.joined(separator: ", ")
+            throw CommandFailure.ambiguous("'\(query ?? "")' matches \(entries.count) accounts (\(named)\(entries.count > 3 ? ", …" : "")); "
+                + "name one as it is listed, for example '\(title(first.account))'" + ending)
+        }
+        return first
+    }
+
     /// The one account whose issuer and account name are `query` split at one of its `:`, as
     /// given (a renamed account's shown names need the listing); `nil` unless exactly one is.
     private static func directLookup(_ query: String, _ storage: any StorageClient) -> Account? {

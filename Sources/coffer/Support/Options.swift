@@ -33,14 +33,27 @@ enum LogLevelOption {
     }
 }
 
-/// An error worth one line on stderr and exit status 1.
+/// An error worth one line on stderr, and its exit status (``ExitStatus``; 1 unless it says).
 struct CommandFailure: Error, CustomStringConvertible {
     let description: String
-    init(_ message: String) { description = message }
+    /// The exit status: ``ExitStatus/failed`` unless the failure is one scripts tell apart.
+    let status: ExitStatus
+    init(_ message: String, status: ExitStatus = .failed) {
+        description = message
+        self.status = status
+    }
+
+    /// Nothing matched `query` (exit status 2).
+    static func noMatch(_ message: String) -> CommandFailure { CommandFailure(message, status: .noMatch) }
+    /// Several accounts matched where one was needed (exit status 3).
+    static func ambiguous(_ message: String) -> CommandFailure { CommandFailure(message, status: .ambiguous) }
+    /// The command line does not go together (exit status 64), said in one line.
+    static func usage(_ message: String) -> CommandFailure { CommandFailure(message, status: .usage) }
 }
 
 extension ParsableCommand {
-    /// Runs `body`, turning any error into one line on stderr (`coffer: message`) and exit 1.
+    /// Runs `body`, turning any error into one line on stderr (`coffer: message`) and the exit
+    /// status of its kind (``ExitStatus/of(_:)``).
     func reportingErrors(_ body: () async throws -> Void) async throws {
         do {
             try await body()
@@ -51,7 +64,7 @@ extension ParsableCommand {
         } catch {
             let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
             StandardStreams.note("coffer: \(message)")
-            throw ExitCode.failure
+            throw ExitStatus.of(error).exitCode
         }
     }
 }

@@ -69,7 +69,7 @@ enum PostgresBackend {
         // A socket that is not there fails now, not after the connect timeout.
         if let socket = url.socketPath, !FileManager.default.fileExists(atPath: socket) {
             throw CommandFailure("no PostgreSQL server is listening at \(socket) (there is no socket file); "
-                + "start the server, or check host= in COFFER_DATABASE_URL")
+                + "start the server, or check host= in COFFER_DATABASE_URL", status: .unavailable)
         }
         try url.checkSocket()  // before the key-encryption key: who answers there comes first
         var options = CofferDatabase.Configuration.Options()
@@ -112,6 +112,6 @@ enum PostgresBackend {
     /// "no accounts" or "no match".
     static func requireAnswered(_ storage: any StorageClient) throws {
         guard let postgres = storage as? PostgresStorageClient, let failure = postgres.lastError as? PostgresStorageError else { return }
-        throw CommandFailure(failure.message)
+        throw CommandFailure(failure.message, status: ExitStatus.of(failure))
     }
 }

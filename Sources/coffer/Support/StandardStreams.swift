@@ -3,6 +3,7 @@
 #elseif canImport(Musl)
 import Musl
 #endif
+import ArgumentParser
 import CofferStorage
 import Foundation
 
@@ -85,18 +86,27 @@ enum StandardStreams {
         do {
             try FileHandle.standardOutput.write(contentsOf: data)
         } catch {
+            if (error as NSError).code == Int(EPIPE) || errno == EPIPE { throw Self.readerGone }
             throw CommandFailure("could not write to standard output: \((error as NSError).localizedDescription)")
         }
     }
+
+    /// What ends a command whose reader closed standard output (`coffer list --json | head`)
+    /// where SIGPIPE is ignored (a parent may ignore it, and children inherit that): quietly, with
+    /// status 141, as SIGPIPE ends it everywhere else, so `set -o pipefail` still notices output
+    /// that did not all arrive. (Thrown as an `ExitCode`, which every command passes on without
+    /// a message.)
+    static let readerGone = ExitCode(128 + SIGPIPE)
 
     /// Flushes what `print` buffered; throws when any of it could not be written.
     static func flushOutput() throws {
         // C's `stdout` is a global that is never reassigned here (hence @preconcurrency).
         let output = stdout
         if fflush(output) != 0 || ferror(output) != 0 {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             clearerr(output)
-            throw CommandFailure("could not write to standard output: \(reason)")
+            if code == EPIPE { throw readerGone }
+            throw CommandFailure("could not write to standard output: \(String(cString: strerror(code)))")
         }
     }
 

@@ -12,7 +12,8 @@ struct CodeCommand: AsyncParsableCommand {
             list prints it; case and accents do not matter. With no QUERY, every TOTP account's \
             code is printed. A HOTP code uses up its counter value, so one is issued only when \
             QUERY names exactly one account; other HOTP accounts are listed without a code. \
-            Exits with status 1 when nothing matches.
+            Exits with status 2 when nothing matches, 3 when --raw or --copy matches several \
+            accounts.
 
             Examples:
               coffer code
@@ -58,14 +59,11 @@ struct CodeCommand: AsyncParsableCommand {
             let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
             guard !entries.isEmpty else {
                 if let unreadable { throw CommandFailure(unreadable) }
-                throw CommandFailure(query.map { "no account with a code matches '\($0)'; see coffer list" }
-                                     ?? "no accounts with codes yet; add one with coffer add")
+                throw CommandFailure.noMatch(query.map { "no account with a code matches '\($0)'; see coffer list" }
+                                             ?? "no accounts with codes yet; add one with coffer add")
             }
             if watch { try CodeWatch.run(entries, showNext: next) }
-            if raw || copy, entries.count != 1 {
-                throw CommandFailure("\(raw ? "--raw" : "--copy") takes one code, and '\(query ?? "")' matches \(entries.count) accounts; "
-                    + "name one as it is listed, for example '\(AccountQuery.title(entries[0].account))'")
-            }
+            if raw || copy { _ = try AccountQuery.one(entries, query: query) }
             let tool = copy ? try Clipboard.tool() : nil
             let outputs = codes(for: entries, authenticator)
             if let tool {

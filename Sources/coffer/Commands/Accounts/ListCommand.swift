@@ -8,12 +8,19 @@ struct ListCommand: AsyncParsableCommand {
         commandName: "list",
         abstract: "List the accounts and their mechanisms.",
         discussion: """
+            QUERY, when given, keeps the accounts it matches, as code does: part of the issuer \
+            or account name, or the whole 'Issuer: account'; case and accents do not matter. \
+            Exits with status 2 when QUERY matches nothing.
+
             Examples:
               coffer list
+              coffer list github
               coffer list --json
               coffer list --show-secret     # prints secrets; a warning goes to stderr
             """)
 
+    @Argument(help: ArgumentHelp("Only the accounts this matches.", valueName: "query"), completion: .custom(AccountCompletion.titles))
+    var query: String?
     @Flag(help: "Print JSON instead of a table.") var json = false
     @Flag(help: "Include the secrets (careful: anyone who sees them can make your codes).") var showSecret = false
     @OptionGroup var options: AuthenticatorOptions
@@ -21,8 +28,11 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let entries = authenticator.accounts()
+            let entries = query == nil ? authenticator.accounts() : try AccountQuery.entries(matching: query, authenticator, storage)
             try PostgresBackend.requireAnswered(storage)
+            if let query, entries.isEmpty, UnreadableRecords.summary(storage, directory: options.data.directory) == nil {
+                throw CommandFailure.noMatch("no account matches '\(query)'; coffer list shows them all")
+            }
             if entries.isEmpty, let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
                 throw CommandFailure(unreadable)
             }

@@ -23,12 +23,7 @@ struct RemoveCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let matches = try AccountQuery.entries(matching: query, authenticator, storage)
-            guard let entry = matches.first else { throw CommandFailure("no account matches '\(query)'; see coffer list") }
-            guard matches.count == 1 else {
-                let candidates = matches.map { "'\(AccountQuery.title($0.account))'" }.joined(separator: ", ")
-                throw CommandFailure("'\(query)' matches \(matches.count) accounts (\(candidates)); name one as issuer:account. Nothing was removed")
-            }
+            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query, unchanged: "nothing was removed")
             if !yes {
                 print("Remove \(AccountQuery.title(entry.account)) and its \(entry.mechanisms.count) mechanism(s)? [y/N] ", terminator: "")
                 let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()

@@ -30,10 +30,7 @@ struct RenameCommand: AsyncParsableCommand {
                 throw CommandFailure("a name must not contain control characters")
             }
             let (authenticator, storage) = try options.open()
-            let matches = try AccountQuery.entries(matching: query, authenticator, storage)
-            guard matches.count == 1, var renamed = matches.first?.account else {
-                throw CommandFailure(matches.isEmpty ? "no account matches '\(query)'" : "'\(query)' matches \(matches.count) accounts; name one as issuer:account")
-            }
+            var renamed = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query, unchanged: "nothing was renamed").account
             // One step of the storage client: a lock or removal by another process meanwhile
             // is neither undone nor brought back.
             do {

@@ -31,11 +31,7 @@ struct ShowCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let matches = try AccountQuery.entries(matching: query, authenticator, storage)
-            guard let entry = matches.first else { throw CommandFailure("no account matches '\(query)'; see coffer list") }
-            guard matches.count == 1 else {
-                throw CommandFailure("'\(query)' matches \(matches.count) accounts; name one as it is listed, for example '\(AccountQuery.title(entry.account))'")
-            }
+            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query)
             let movable = entry.mechanisms.filter { $0.type != .push }
             guard !movable.isEmpty else {
                 throw CommandFailure("\(AccountQuery.title(entry.account)) has only a push mechanism, which cannot be moved by URI; register the device with the issuer again")

@@ -1,0 +1,63 @@
+import ArgumentParser
+import CofferPostgres
+import CofferStorage
+import Foundation
+
+/// How a command ended, as its exit status. One table for every command, the README's
+/// "Exit status" section; scripts tell "nothing matched" from "the keyring is not there" by it.
+enum ExitStatus: Int32, CaseIterable {
+    /// Done.
+    case done = 0
+    /// Failed: what the line on standard error says.
+    case failed = 1
+    /// Nothing matched the query (no account, no stored name).
+    case noMatch = 2
+    /// The query matched several accounts where one was needed.
+    case ambiguous = 3
+    /// The command line was wrong (an unknown option, a missing argument, options that do not go
+    /// together): sysexits' EX_USAGE.
+    case usage = 64
+    /// Something the command needs did not answer: the keyring, the database server, the TPM
+    /// (sysexits' EX_UNAVAILABLE). Trying again later may work; nothing was changed.
+    case unavailable = 69
+
+    var exitCode: ExitCode { ExitCode(rawValue) }
+
+    /// The status for an error a library threw: ``unavailable`` when, anywhere in its chain of
+    /// causes, a keyring, a database server or a TPM did not answer; else ``failed``.
+    static func of(_ error: any Error) -> ExitStatus {
+        var pending: [any Error] = [error]
+        var seen = 0
+        while let next = pending.popLast(), seen < 16 {
+            seen += 1
+            switch next {
+            case let failure as CommandFailure:
+                return failure.status
+            case let keychain as KeychainError:
+                switch keychain {
+                case .unavailable, .timedOut: return .unavailable
+                default: break
+                }
+            case let tpm as TPMError:
+                switch tpm {
+                case .unavailable, .timedOut: return .unavailable
+                default: break
+                }
+            case let postgres as PostgresStorageError:
+                if postgres.code == .unavailable { return .unavailable }
+            case let encryptor as EncryptorError:
+                switch encryptor {
+                case .failedToEncrypt(let cause?), .failedToDecrypt(let cause?): pending.append(cause)
+                default: break
+                }
+            case StorageError.decryptionFailed(_, let cause) as StorageError:
+                pending.append(cause)
+            case KeyStoreError.storageFailed(_, let cause) as KeyStoreError:
+                pending.append(cause)
+            default:
+                break
+            }
+        }
+        return .failed
+    }
+}
