@@ -196,7 +196,7 @@ struct DailyUseToolTests {
     func helpFits() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let commands = [[], ["add"], ["list"], ["code"], ["remove"], ["rename"], ["import"], ["export"], ["migrate"], ["doctor"],
+        let commands = [[], ["add"], ["list"], ["code"], ["verify"], ["remove"], ["rename"], ["import"], ["export"], ["migrate"], ["doctor"],
                         ["store"], ["store", "put"], ["store", "get"], ["store", "list"], ["store", "delete"], ["store", "rotate-key"]]
         for command in commands {
             let wide = try await coffer(directory.url, ["help"] + command, environment: ["COLUMNS": "1000"]).stdout

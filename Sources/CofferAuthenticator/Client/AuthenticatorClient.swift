@@ -251,7 +251,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
                     }
                     let code = try OathGenerator.hotp(secret: try Base32.decode(claimed.secret), counter: claimed.counter,
                                                       digits: claimed.digits, algorithm: claimed.algorithm)
-                    return OathCode(code: code, validFrom: now, validUntil: nil)
+                    return OathCode(code: code, validFrom: now, validUntil: nil, counter: claimed.counter)
                 case .steam:
                     return try OathGenerator.steam(secret: secret, at: now)
                 case .push:

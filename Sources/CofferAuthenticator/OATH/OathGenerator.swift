@@ -9,6 +9,9 @@ public struct OathCode: Sendable, Hashable {
     public let validFrom: Date
     /// When a TOTP code stops being valid; `nil` for HOTP, which is valid until used.
     public let validUntil: Date?
+    /// HOTP: the counter value the code was computed with (the stored counter is now one more);
+    /// `nil` for TOTP and Steam.
+    public private(set) var counter: UInt64? = nil
 
     /// Seconds left until ``validUntil`` at `now`, or `nil` for HOTP.
     public func secondsRemaining(at now: Date = Date()) -> Int? {

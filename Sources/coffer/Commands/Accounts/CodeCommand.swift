@@ -20,6 +20,9 @@ struct CodeCommand: AsyncParsableCommand {
               coffer code github
               coffer code 'GitHub: alice' --raw
               coffer code github --copy
+              coffer code github --next        # the code after this one
+              coffer code github --at '2026-11-24 09:30:00'   # UTC
+              coffer code --json     # with id, period, digits, validUntil
               coffer code --watch --next
             """)
 
@@ -31,24 +34,17 @@ struct CodeCommand: AsyncParsableCommand {
                              discussion: "Uses wl-copy, xclip or xsel, else the terminal (OSC 52); cleared after 30 s unless it changed."))
     var copy = false
     @Flag(help: "Redraw the codes every second with a countdown, until Ctrl-C (never issues a HOTP code).") var watch = false
-    @Flag(help: "With --watch, also show the next TOTP code.") var next = false
+    @Flag(help: "The code of the next time step instead of the current one (with --watch: beside it).") var next = false
+    @Option(help: ArgumentHelp("The code at this time instead of now: 2026-11-24T09:30:00Z, 2026-11-24 09:30:00 (UTC), or @UNIXSECONDS.",
+                               valueName: "time"))
+    var at: CodeTime?
     @OptionGroup var options: AuthenticatorOptions
 
-    struct CodeOutput: Encodable {
-        let issuer: String
-        let accountName: String
-        let type: String
-        let code: String?
-        let secondsRemaining: Int?
-        /// Why there is no code: an error, or a HOTP account not asked for by name.
-        let error: String?
-        let note: String?
-    }
-
     func validate() throws {
-        if next, !watch { throw ValidationError("--next goes with --watch") }
-        if watch, raw || copy || json { throw ValidationError("--watch cannot be combined with --raw, --copy or --json") }
+        if watch, raw || copy || json || at != nil { throw ValidationError("--watch cannot be combined with --raw, --copy, --json or --at") }
         if raw, copy { throw ValidationError("choose one of --raw and --copy") }
+        if raw, json { throw ValidationError("choose one of --raw and --json") }
+        if next, at != nil { throw ValidationError("choose one of --next and --at") }
     }
 
     func run() async throws {
@@ -65,7 +61,7 @@ struct CodeCommand: AsyncParsableCommand {
             if watch { try CodeWatch.run(entries, showNext: next) }
             if raw || copy { _ = try AccountQuery.one(entries, query: query) }
             let tool = copy ? try Clipboard.tool() : nil
-            let outputs = codes(for: entries, authenticator)
+            let outputs = try codes(for: entries, authenticator)
             if let tool {
                 guard outputs.count == 1, let code = outputs[0].code else {
                     throw CommandFailure(outputs.first?.error ?? "that account has more than one code; ask for it without --copy")
@@ -83,7 +79,7 @@ struct CodeCommand: AsyncParsableCommand {
             } else if json {
                 try JSONOutput.print(outputs)
             } else {
-                for output in outputs { print(Self.line(output)) }
+                for output in outputs { print(output.line) }
             }
             if let unreadable {
                 // Every account was asked for and the listing is incomplete: exit 1, as list does.
@@ -94,42 +90,61 @@ struct CodeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The codes of `entries`. A HOTP code uses up its counter value, so it is issued only when
-    /// the query names exactly one account; with no query, or several matches, HOTP accounts
-    /// are listed without one.
-    private func codes(for entries: [AccountEntry], _ authenticator: AuthenticatorClient) -> [CodeOutput] {
-        let issuesHOTP = query != nil && entries.count == 1
-        var outputs: [CodeOutput] = []
+    /// The codes of `entries`: now, at the next time step (`--next`) or at `--at`. A HOTP code
+    /// uses up its counter value, so it is issued only when the query names exactly one account
+    /// and the code is for now; otherwise HOTP accounts are listed without one.
+    private func codes(for entries: [AccountEntry], _ authenticator: AuthenticatorClient) throws -> [CodeReport] {
+        let now = Date()
+        let issuesHOTP = query != nil && entries.count == 1 && !next && at == nil
+        var reports: [CodeReport] = []
         for entry in entries {
-            // As stored: the text output escapes them as it prints, JSON as it encodes.
-            let issuer = entry.account.shownIssuer, name = entry.account.shownAccountName
             for mechanism in entry.mechanisms where mechanism.type != .push {
                 if mechanism.type == .hotp, !issuesHOTP {
-                    outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: nil,
-                                              secondsRemaining: nil, error: nil,
-                                              note: "HOTP: run coffer code '\(AccountQuery.title(entry.account))' for the next code"))
+                    let why = next || at != nil ? "HOTP codes are not tied to a time" : "HOTP: run coffer code '\(AccountQuery.title(entry.account))' for the next code"
+                    reports.append(CodeReport(entry, mechanism, now: now, note: why))
                     continue
                 }
                 do {
                     // TOTP and Steam codes come from the mechanism just read (nothing to store);
                     // HOTP goes through the client, which claims the counter value atomically.
-                    let code = mechanism.type == .hotp || entry.account.isLocked
-                        ? try authenticator.code(for: mechanism) : try CodeWatch.code(mechanism, at: Date())
-                    outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: code.code,
-                                              secondsRemaining: code.secondsRemaining(), error: nil, note: nil))
+                    let code: OathCode
+                    if mechanism.type == .hotp || entry.account.isLocked {
+                        code = try authenticator.code(for: mechanism)
+                    } else {
+                        var time = at?.date ?? now
+                        if next { time = try CodeWatch.code(mechanism, at: now).validUntil ?? now }
+                        code = try CodeWatch.code(mechanism, at: time)
+                    }
+                    reports.append(CodeReport(entry, mechanism, code: code, now: now))
                 } catch {
-                    outputs.append(CodeOutput(issuer: issuer, accountName: name, type: mechanism.type.rawValue, code: nil,
-                                              secondsRemaining: nil, error: error.localizedDescription, note: nil))
+                    reports.append(CodeReport(entry, mechanism, now: now, error: error.localizedDescription))
                 }
             }
         }
-        return outputs
+        return reports
     }
+}
 
-    private static func line(_ output: CodeOutput) -> String {
-        let title = "\(output.issuer): \(output.accountName)"
-        if let code = output.code { return "\(title)  \(code)" + (output.secondsRemaining.map { "  \($0)s left" } ?? "") }
-        if let note = output.note { return "\(title)  (\(note))" }
-        return "\(title)  (no code: \(output.error ?? "unknown error"))"
+/// A time `--at` accepts: ISO 8601 with a zone (`2026-11-24T09:30:00Z`), `YYYY-MM-DD HH:MM:SS`
+/// in UTC (as oathtool's `--now`), or `@` and Unix seconds.
+struct CodeTime: ExpressibleByArgument {
+    let date: Date
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("@"), let seconds = Int64(text.dropFirst()), seconds >= 0, seconds < 1 << 40 {
+            date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            return
+        }
+        if let parsed = try? Date.ISO8601FormatStyle().parse(text) {
+            date = parsed
+            return
+        }
+        let plain = DateFormatter()
+        plain.locale = Locale(identifier: "en_US_POSIX")
+        plain.timeZone = TimeZone(identifier: "UTC")
+        plain.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        guard let parsed = plain.date(from: text) else { return nil }
+        date = parsed
     }
 }
