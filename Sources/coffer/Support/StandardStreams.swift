@@ -74,10 +74,13 @@ enum StandardStreams {
         throw CommandFailure("\(source) holds more than \(limit / 1024) KiB, too much for \(what); nothing was read from it")
     }
 
-    /// Standard input as lines without their line endings, blank lines left out.
-    static func inputLines(limit: Int, what: String) throws -> [String] {
+    /// Standard input as lines without their line endings, blank lines left out, each with its
+    /// line number (from 1) to name it in a message.
+    static func inputLines(limit: Int, what: String) throws -> [(number: Int, text: String)] {
         let text = String(decoding: try readInput(limit: limit, what: what), as: UTF8.self)
-        return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated()
+            .map { (number: $0.offset + 1, text: $0.element.trimmingCharacters(in: .whitespaces)) }
+            .filter { !$0.text.isEmpty }
     }
 
     /// Writes `data` to standard output after what `print` buffered.

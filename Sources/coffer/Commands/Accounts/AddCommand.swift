@@ -46,11 +46,13 @@ struct AddCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let uris = try resolvedURIs()
+            let numbered = try resolvedURIs()
+            let uris = numbered.map(\.text)
             let (authenticator, _) = try options.open()
             var failures = 0
-            for uri in uris {
+            for (number, uri) in numbered {
                 do {
+                    try Self.checkLooksLikeURI(uri)
                     let entry: AccountEntry
                     do {
                         entry = try authenticator.addAccount(uri: uri, replacing: replace)
@@ -66,16 +68,32 @@ struct AddCommand: AsyncParsableCommand {
                 } catch {
                     guard uris.count > 1 else { throw error }
                     failures += 1
-                    StandardStreams.note("coffer: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+                    let message = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+                    StandardStreams.note("coffer: \(self.uri == "-" ? "line" : "QR code") \(number): \(message)")
                 }
             }
-            if failures > 0 { throw CommandFailure("\(failures) of \(uris.count) URIs were not added (see above)") }
+            if failures > 0 { throw CommandFailure("\(failures) of \(uris.count) URIs were not added (see the lines above); the others were") }
+        }
+    }
+
+    /// Refuses, with the command that takes it, what people paste where a URI goes: a bare
+    /// secret, or a Google Authenticator export.
+    static func checkLooksLikeURI(_ text: String) throws {
+        let lowered = text.lowercased()
+        if lowered.hasPrefix(GoogleAuthenticatorExport.scheme + ":") {
+            throw CommandFailure("that is a Google Authenticator export (otpauth-migration://), not an account's URI; "
+                + "import it with: coffer import -  (or coffer import FILE)")
+        }
+        guard !lowered.contains("://") else { return }
+        if (try? Base32.decode(text)) != nil, text.filter({ !$0.isWhitespace && $0 != "-" }).count >= 16 {
+            throw CommandFailure("that looks like a bare secret, not a URI; add it with: "
+                + "coffer add --issuer ISSUER --account NAME --secret -  (the secret on standard input)")
         }
     }
 
     /// The URIs to add: the one given, those on standard input (`-`), or one built from the
     /// options (so every path shares the URI validation).
-    private func resolvedURIs() throws -> [String] {
+    private func resolvedURIs() throws -> [(number: Int, text: String)] {
         if let qrImage {
             guard uri == nil, secret == nil, issuer == nil, account == nil else {
                 throw CommandFailure("give either --qr or a URI or --secret/--issuer/--account, not several")
@@ -85,13 +103,13 @@ struct AddCommand: AsyncParsableCommand {
             if texts.contains(where: { $0.lowercased().hasPrefix(GoogleAuthenticatorExport.scheme + ":") }) {
                 throw CommandFailure("\(qrImage) is a Google Authenticator export; import it with: coffer import \(qrImage)")
             }
-            return texts
+            return texts.enumerated().map { (number: $0.offset + 1, text: $0.element) }
         }
         if let uri {
             guard secret == nil, issuer == nil, account == nil else {
                 throw CommandFailure("give either a URI or --secret/--issuer/--account, not both")
             }
-            guard uri == "-" else { return [uri] }
+            guard uri == "-" else { return [(1, uri)] }
             let lines = try StandardStreams.inputLines(limit: StandardStreams.uriInputLimit, what: "URIs")
             guard !lines.isEmpty else { throw CommandFailure("no URI on standard input") }
             return lines
@@ -105,18 +123,46 @@ struct AddCommand: AsyncParsableCommand {
         switch secret {
         case "-"?:
             guard let line = try StandardStreams.inputLines(limit: StandardStreams.valueInputLimit, what: "the secret").first else { throw CommandFailure("no secret on standard input") }
-            typedSecret = line
+            typedSecret = line.text
         case let given?:
             typedSecret = given
         case nil:
             guard isatty(STDIN_FILENO) == 1 else {
                 throw CommandFailure("give the secret with --secret - on standard input (there is no terminal to ask on)")
             }
-            typedSecret = try HiddenPrompt.read("Secret (base32): ")
+            typedSecret = try Self.askSecret()
         }
-        return [MechanismURI.otpauth(
+        try Self.checkSecret(typedSecret)
+        return [(1, MechanismURI.otpauth(
             type: mechanismType, issuer: issuer, accountName: account, secret: typedSecret, algorithm: algorithm.rawValue.uppercased(),
-            digits: digits, period: period, counter: mechanismType == .hotp ? counter : nil)]
+            digits: digits, period: period, counter: mechanismType == .hotp ? counter : nil))]
+    }
+}
+
+extension AddCommand {
+    /// At a terminal: asks for the secret until it is base32 (three tries).
+    static func askSecret() throws -> String {
+        for attempt in 1...3 {
+            let typed = try HiddenPrompt.read("Secret (base32): ")
+            do {
+                try checkSecret(typed)
+                return typed
+            } catch let failure as CommandFailure {
+                guard attempt < 3 else { throw failure }
+                StandardStreams.note("coffer: \(failure); try again")
+            }
+        }
+        throw CommandFailure("no secret was given")
+    }
+
+    /// A typed secret is spoken of as one: not as a URI's parameter (there was no URI).
+    static func checkSecret(_ secret: String) throws {
+        do {
+            _ = try Base32.decode(secret)
+        } catch {
+            throw CommandFailure("\(error.localizedDescription); the secret is the text shown beside the QR code, "
+                + "letters A–Z and digits 2–7")
+        }
     }
 }
 
