@@ -53,11 +53,19 @@ extension StorageError: LocalizedError {
             if case .failedToDecrypt(let inner?)? = cause as? EncryptorError { reason = inner }
             let detail = (reason as? LocalizedError)?.errorDescription ?? String(describing: reason)
             return "Could not decrypt \(location): \(detail). It was left untouched: restore the file or the key "
-                + "it was sealed with (for example after moving it from another machine), or delete it."
+                + "it was sealed with (for example after moving it from another machine)."
         case let .invalidName(name, reason):
             return "The storage name '\(name)' cannot be used: \(reason)."
         case let .encodingFailed(type, reason):
             return "A value of type \(type) could not be encoded (\(reason)); nothing was stored."
+        case let .io(operation, path, code) where code == ENOENT:
+            // Which part is missing: the directory named, or the one a file was to go in.
+            let parent = FileTrust.parentDirectory(of: path)
+            let missing = operation.contains("directory") || parent.isEmpty || access(parent, F_OK) == 0 ? path : parent
+            return "Create \(missing) first (`mkdir -p`), or name a place that exists: it does not exist "
+                + "(could not \(operation) \(path))."
+        case let .io(operation, path, code) where code == ENOSPC || code == EDQUOT:
+            return "Free some space on the disk that holds \(path): it is full (could not \(operation) it). Nothing was changed."
         case let .io(operation, path, code):
             return "Could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)). "
                 + "Check that the directory exists, is writable by you and the disk is not full."
@@ -66,8 +74,7 @@ extension StorageError: LocalizedError {
                 + "stored and no new key was made, so the value is not lost: restore the key (its file, or keyring item, "
                 + "from a backup), or delete the value first if it is truly gone."
         case let .untrusted(path, owner, mode, reason):
-            return "Coffer will not use \(path) (owner uid \(owner), mode \(String(mode, radix: 8))): \(reason). "
-                + FileTrust.fix(path: path, owner: owner, reason: reason)
+            return FileTrust.advice(path: path, owner: owner, mode: mode, reason: reason)
         }
     }
 }

@@ -17,7 +17,7 @@ struct R8FileAttackTests {
         // Refused when the key is to be created there (the error comes wrapped by the encryptor).
         await #expect { try await storage.save(item: Secret(value: "s3cr3t-r8")) } throws: { error in
             let message = (error as? LocalizedError)?.errorDescription ?? ""
-            return message.contains("Coffer will not use \(planted.path) (owner uid \(SecondUser.identity!.uid)")
+            return message.contains("\(planted.path) belongs to uid \(SecondUser.identity!.uid), not to you")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: planted.path).isEmpty)
     }

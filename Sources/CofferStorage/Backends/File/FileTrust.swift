@@ -54,6 +54,7 @@ public enum FileTrust {
         case .directory:
             guard type == UInt32(S_IFDIR) else { throw refuse("it is not a directory") }
         case .file, .privateFile:
+            guard type != UInt32(S_IFDIR) else { throw refuse("it is a directory, not a file") }
             guard type == UInt32(S_IFREG) else { throw refuse("it is not a regular file") }
         }
         let me = UInt32(geteuid())
@@ -196,12 +197,41 @@ public enum FileTrust {
 }
 
 extension FileTrust {
-    /// What a person can do about an untrusted path.
-    static func fix(path: String, owner: UInt32, reason: String) -> String {
-        if owner != UInt32(geteuid()) || reason.contains("symbolic link") || reason.contains("not a") {
-            return "It may have been planted by someone else: check what it is, move it aside, and let Coffer create it again."
+    /// What a person reads about an untrusted path: what to do first, then why, in one
+    /// sentence. Each cause has its own: a directory where a file goes, a symbolic link, another
+    /// user's file, a mode that lets others read or write. Nothing here advises deleting.
+    static func advice(path: String, owner: UInt32, mode: UInt32, reason: String) -> String {
+        let me = UInt32(geteuid())
+        if reason.contains("a directory, not a file") {
+            return "\(path) is a directory; name a file instead (in it, or elsewhere)."
         }
-        if reason.contains("read the key material") { return "If it is yours, run `chmod 600 \(path)`." }
-        return "If it is yours, run `chmod go-w \(path)` (Coffer creates its directories 0700 and files 0600)."
+        if reason.contains("symbolic link") {
+            return "\(path) is a symbolic link, and Coffer never follows one for its own files: if it is yours, put the file "
+                + "itself there (check where the link points first; someone else may have made it)."
+        }
+        if reason.contains("not a directory") {
+            return "\(path) is not a directory, where Coffer needs one (\(reason)); name a directory instead."
+        }
+        if reason.contains("not a regular file") {
+            return "\(path) is not a regular file (a device, a FIFO or a socket); name a file instead."
+        }
+        if owner != me, owner != 0 || !reason.contains("on the way") {
+            return "\(path) belongs to uid \(owner), not to you (uid \(me)): check what it is and who put it there, and move it "
+                + "aside; Coffer uses only its own user's files" + (reason.contains("on the way") ? ", below directories of its own." : ".")
+        }
+        if reason.contains("sticky bit") {
+            return "Run `chmod go-w \(path)`: group or other users can write to it (mode \(String(mode, radix: 8))) and it has no "
+                + "sticky bit, so they could replace what is in it."
+        }
+        if reason.contains("on the way") {
+            return "Coffer will not use \(path), on the way to its files: \(reason) (owner uid \(owner), mode \(String(mode, radix: 8))); "
+                + "keep Coffer's files below directories only you (or root) can change (--data-dir, COFFER_HOME)."
+        }
+        if reason.contains("read the key material") {
+            return "Run `chmod 600 \(path)`: group or other users can read the key in it (mode \(String(mode, radix: 8))), "
+                + "so Coffer will not use it."
+        }
+        return "Run `chmod go-w \(path)`: group or other users can write to it (mode \(String(mode, radix: 8))), "
+            + "so Coffer will not use it."
     }
 }

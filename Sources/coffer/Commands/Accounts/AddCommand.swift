@@ -48,7 +48,9 @@ struct AddCommand: AsyncParsableCommand {
         try await reportingErrors {
             let numbered = try resolvedURIs()
             let uris = numbered.map(\.text)
+            let keyBefore = options.recordedKeyLocation()
             let (authenticator, _) = try options.open()
+            defer { options.noteNewKeyFile(before: keyBefore) }
             var failures = 0
             for (number, uri) in numbered {
                 do {

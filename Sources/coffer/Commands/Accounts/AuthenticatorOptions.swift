@@ -76,6 +76,24 @@ struct AuthenticatorOptions: ParsableArguments {
         }
     }
 
+    /// Where the accounts' key is recorded now (`nil` before the first account): taken before a
+    /// command that may make the key, for ``noteNewKeyFile(before:)``.
+    func recordedKeyLocation() -> KeyStoreSelection.Location? {
+        guard (try? backend()) == .sqlite else { return nil }
+        return try? DefaultAuthenticatorStorage.recordedKeyLocation(in: data.directory)
+    }
+
+    /// Says, once, where the accounts' key went when this command made it in a file (there was
+    /// no keyring session): where it is, and how to keep it off the disk in the clear.
+    func noteNewKeyFile(before: KeyStoreSelection.Location?) {
+        guard before == nil, recordedKeyLocation() == .file,
+              let file = try? FileKeyStore(directory: data.directory.appendingPathComponent("keys", isDirectory: true))
+                  .fileURL(for: DefaultAuthenticatorStorage.keyAlias),
+              FileManager.default.fileExists(atPath: file.path) else { return }
+        StandardStreams.note("coffer: note: with no keyring here, the accounts' key was made in the file \(file.path) (0600); "
+            + "to keep it off the disk in the clear: coffer key move --to tpm (or --to passphrase)")
+    }
+
     /// Opens the storage client (of the chosen backend, or `backend`) and an authenticator over it.
     func open(backend chosen: AuthenticatorBackend? = nil) throws -> (AuthenticatorClient, any StorageClient) {
         let logger = Logger(label: "coffer")
@@ -118,6 +136,10 @@ enum UnreadableRecords {
         let count = diagnostics.unreadableRecordCount
         var why = diagnostics.lastError.map { ($0 as? LocalizedError)?.errorDescription ?? "\($0)" } ?? "unknown"
         if let sqlite = storage as? SQLiteStorageClient, let problem = sqlite.keyProblem {
+            if let file = Self.fileProblem(in: problem) {
+                // What to do about the key's file leads; no record ids, no nested causes.
+                return "\(file) Until then the accounts' key cannot be opened; \(count) stored record(s) are left as they are."
+            }
             if let reason = Self.keyProblem(in: problem) {
                 // The key store's own words lead: they say what to do (a PIN, a passphrase, a
                 // lockout, another TPM).
@@ -139,6 +161,23 @@ enum UnreadableRecords {
 }
 
 extension UnreadableRecords {
+    /// A file or directory of the key store that Coffer refused or could not open (its mode,
+    /// owner, a link, a missing directory), somewhere inside `error`: its advice, which leads
+    /// with what to do.
+    static func fileProblem(in error: Any, depth: Int = 0) -> String? {
+        if let found = error as? StorageError {
+            switch found {
+            case .untrusted, .io: return found.description
+            default: break
+            }
+        }
+        guard depth < 8 else { return nil }
+        for child in Mirror(reflecting: error).children {
+            if let found = fileProblem(in: child.value, depth: depth + 1) { return found }
+        }
+        return nil
+    }
+
     /// The TPM's refusal, a wrong passphrase, or a missing PIN or passphrase, somewhere inside
     /// `error` (wrapped by the sealing and storage layers), in words.
     static func keyProblem(in error: Any, depth: Int = 0) -> String? {

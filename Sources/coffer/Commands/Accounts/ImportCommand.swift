@@ -52,7 +52,9 @@ struct ImportCommand: AsyncParsableCommand {
                 throw ImportError.unknownFormat(data.isEmpty ? "it is empty" : "its content matches none of them")
             }
             let contents = try format.read(data) { try password.password(prompt: "Password of the \(format.name): ", confirm: false) }
+            let keyBefore = options.recordedKeyLocation()
             let (authenticator, _) = try options.open()
+            defer { options.noteNewKeyFile(before: keyBefore) }
             var report = try authenticator.importEntries(contents.entries, overwrite: overwrite)
             report.notes += contents.notes
             print("Imported \(report.imported.count) account(s) from the \(format.name).")

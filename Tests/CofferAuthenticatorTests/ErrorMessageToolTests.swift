@@ -1,0 +1,65 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 23, point 2: errors say what to do first, in one line, without record paths or ids,
+/// and never advise deleting data; each cause of a refused file has its own message.
+@Suite("coffer's errors lead with the fix")
+struct ErrorMessageToolTests {
+    @Test("the key file at 0644, another user's, a link; export to a directory, a missing one, a link; the first key made in a file is said once")
+    func fileFaults() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let attacker = SecondUser.identity.map { "\($0.uid)" } ?? ""
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+                set -u
+                key="$COFFER_HOME/keys/org.coffer.authenticator.key"
+                echo '--- first'
+                echo 'otpauth://totp/A:b?secret=JBSWY3DPEHPK3PXP&issuer=A' | "$COFFER" add - 2>&1
+                echo 'otpauth://totp/A:c?secret=JBSWY3DPEHPK3PXP&issuer=A' | "$COFFER" add - 2>&1
+                echo '--- mode'; chmod 644 "$key"; "$COFFER" code a:b 2>&1; echo "status=$?"; chmod 600 "$key"
+                if [ -n "$ATTACKER" ]; then
+                  echo '--- owner'; chown "$ATTACKER" "$key"; "$COFFER" code a:b 2>&1; echo "status=$?"; chown "$(id -u)" "$key"
+                fi
+                echo '--- link'; mv "$key" "$SCRATCH/real.key"; ln -s "$SCRATCH/real.key" "$key"; "$COFFER" code a:b 2>&1; echo "status=$?"
+                rm "$key"; mv "$SCRATCH/real.key" "$key"
+                cd "$SCRATCH"; mkdir exports; ln -s "$SCRATCH/elsewhere.json" link.json
+                echo '--- directory'; "$COFFER" export exports 2>&1; echo "status=$?"
+                echo '--- missing'; "$COFFER" export "$SCRATCH/nowhere/a.json" 2>&1; echo "status=$?"
+                echo '--- export-link'; "$COFFER" export link.json 2>&1; echo "status=$?"
+                echo '--- end'
+                "$COFFER" code a:b --raw > /dev/null && echo "still-opens"
+                """],
+            environment: ["COFFER": try CofferProcess.executable.path, "SCRATCH": scratch.url.path,
+                          "COFFER_HOME": scratch.appending("home").path, "ATTACKER": attacker],
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        func part(_ name: String) -> String {
+            out.components(separatedBy: "--- \(name)\n").dropFirst().first?.components(separatedBy: "--- ")[0] ?? "(missing)"
+        }
+        let first = part("first")
+        #expect(first.components(separatedBy: "the accounts' key was made in the file").count == 2, "said once, at the first add: \(first)")
+        #expect(first.contains("coffer key move --to tpm"), "\(first)")
+        var expected = [
+            ("mode", "coffer: Run `chmod 600 "),
+            ("link", "org.coffer.authenticator.key is a symbolic link"),
+            ("directory", "coffer: exports is a directory; name a file instead"),
+            ("missing", "coffer: Create \(scratch.url.path)/nowhere first"),
+            ("export-link", "coffer: link.json is a symbolic link"),
+        ]
+        if !attacker.isEmpty { expected.append(("owner", "org.coffer.authenticator.key belongs to uid \(attacker), not to you")) }
+        for (name, start) in expected {
+            let text = part(name)
+            let errors = text.split(separator: "\n").filter { $0.hasPrefix("coffer: ") && !$0.contains("warning:") }
+            #expect(errors.count == 1, "\(name): one line: \(text)")
+            #expect(errors.first?.contains(start) == true, "\(name): leads with '\(start)': \(text)")
+            #expect(text.contains("status=1"), "\(name): \(text)")
+            for fragment in ["mechanism/", "secret#", "#v2", "delete it", "planted", "Could not decrypt"] {
+                #expect(!text.contains(fragment), "\(name): no '\(fragment)': \(text)")
+            }
+        }
+        #expect(out.contains("still-opens"), "nothing was changed by any of it")
+    }
+}
