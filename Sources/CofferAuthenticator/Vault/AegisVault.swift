@@ -234,15 +234,26 @@ public enum AegisVault {
 
     /// The vault entry for an OATH mechanism of `account` (push mechanisms have no Aegis form),
     /// under the names shown for the account (a renamed account is exported as renamed).
+    ///
+    /// Written as Aegis's own parser reads each type (`OtpInfo.fromJson`): every entry has
+    /// `secret`, `algo` and `digits`; `totp` and `steam` have `period`, `hotp` has `counter`.
+    /// A Steam entry is SHA-1, 5 characters, 30 seconds, whatever was stored.
     public static func entry(account: Account, mechanism: Mechanism) -> Entry? {
-        guard mechanism.type != .push else { return nil }
-        return Entry(
-            type: mechanism.type.rawValue, uuid: mechanism.mechanismUUID.lowercased(), name: account.shownAccountName,
-            issuer: account.shownIssuer,
-            note: nil,
-            info: Entry.Info(secret: mechanism.secret, algo: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
-                             period: mechanism.type == .totp ? mechanism.period : nil,
-                             counter: mechanism.type == .hotp ? mechanism.counter : nil))
+        let info: Entry.Info
+        switch mechanism.type {
+        case .push:
+            return nil
+        case .totp:
+            info = Entry.Info(secret: mechanism.secret, algo: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
+                              period: mechanism.period)
+        case .steam:
+            info = Entry.Info(secret: mechanism.secret, algo: "SHA1", digits: 5, period: 30)
+        case .hotp:
+            info = Entry.Info(secret: mechanism.secret, algo: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
+                              counter: mechanism.counter)
+        }
+        return Entry(type: mechanism.type.rawValue, uuid: mechanism.mechanismUUID.lowercased(), name: account.shownAccountName,
+                     issuer: account.shownIssuer, note: nil, info: info)
     }
 
     /// The entry as an ``ImportEntry``, checked when it is imported.
