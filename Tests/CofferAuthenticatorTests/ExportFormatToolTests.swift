@@ -61,4 +61,49 @@ struct ExportFormatToolTests {
         let hotp = entries.first { $0["type"] as? String == "hotp" }?["info"] as? [String: Any]
         #expect(hotp?["counter"] as? Int == 7)
     }
+
+    @Test("--format uris, qr and google: 0600 files and a new 0700 directory, warned as unencrypted; each imports back to the same codes")
+    func roundTrips() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            for n in $(seq 1 9); do
+              echo "otpauth://totp/Many:user$n?secret=JBSWY3DPEHPK3PXP&issuer=Many" | "$COFFER" add - > /dev/null || exit 11
+            done
+            "$COFFER" code --raw github > /dev/null || exit 12
+            codes() { for q in 'GitHub: alice' 'Slow: bob' 'Steam: dave'; do "$COFFER" code "$q" --raw; done; }
+            before=$(codes)
+            cd "$SCRATCH"
+            echo '--- uris'; "$COFFER" export uris.txt --format uris 2>&1; echo "mode=$(stat -c %a uris.txt) lines=$(wc -l < uris.txt)"
+            echo '--- qr'; "$COFFER" export qr --format qr 2>&1; echo "dir=$(stat -c %a qr) pngs=$(ls qr | wc -l) modes=$(stat -c %a qr/* | sort -u | tr '\n' ' ')"
+            echo '--- google'; "$COFFER" export google --format google 2>&1; ls google
+            echo '--- again'; "$COFFER" export qr --format qr 2>&1; echo "status=$?"
+            echo '--- encrypt'; "$COFFER" export x.txt --format uris --encrypt 2>&1; echo "status=$?"
+            echo '--- imports'
+            for what in "uris.txt" "qr/*.png" "google/*.png"; do
+              export COFFER_HOME="$SCRATCH/from-$(echo "$what" | cut -c1-4)"
+              "$COFFER" import $what > /dev/null 2>&1 || echo "import $what failed"
+              [ "$(codes 2>/dev/null)" = "$before" ] && echo "same codes from $what" || echo "codes differ from $what"
+              echo "$what: $("$COFFER" list --json | grep -c '"uuid"') mechanisms, counter $("$COFFER" list bank --json 2>/dev/null | grep '"counter"' | tr -d ' ,')"
+            done
+            export COFFER_HOME="$SCRATCH/half"
+            "$COFFER" import google/google-1-of-2.png | grep note
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        func part(_ name: String) -> String {
+            out.components(separatedBy: "--- \(name)\n").dropFirst().first?.components(separatedBy: "--- ")[0] ?? "(missing)"
+        }
+        #expect(part("uris").contains("mode=600 lines=13") && part("uris").contains("warning: otpauth:// URIs are not encrypted"), "\(part("uris"))")
+        #expect(part("qr").contains("dir=700 pngs=13 modes=600 ") && part("qr").contains("warning: QR codes are not encrypted"), "\(part("qr"))")
+        let google = part("google")
+        #expect(google.contains("google-1-of-2.png") && google.contains("google-2-of-2.png"), "11 accounts fit Google's format: 2 codes of ≤ 10: \(google)")
+        #expect(google.contains("not exported: Slow: bob (totp): its period is 60 s") && google.contains("not exported: Steam: dave (steam)"), "\(google)")
+        #expect(part("again").contains("qr already exists") && part("again").contains("status=1"), "\(part("again"))")
+        #expect(part("encrypt").contains("only --format aegis can be encrypted") && part("encrypt").contains("status=64"), "\(part("encrypt"))")
+        #expect(out.contains("same codes from uris.txt") && out.contains("same codes from qr/*.png"), "\(out)")
+        #expect(out.contains("uris.txt: 13 mechanisms, counter \"counter\":7") && out.contains("qr/*.png: 13 mechanisms, counter \"counter\":7"), "\(out)")
+        #expect(out.contains("google/*.png: 11 mechanisms, counter \"counter\":7"), "all of both codes, HOTP counter kept: \(out)")
+        #expect(out.contains("this export is 2 QR codes and 1 of them (#2) are not in the file"), "one of two said: \(out)")
+    }
 }

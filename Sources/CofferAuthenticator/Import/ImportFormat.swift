@@ -87,6 +87,39 @@ public enum ImportFormat: String, CaseIterable, Sendable {
         return contents
     }
 
+    /// Reads several files as one import: the QR codes and lines of every image, Google export
+    /// and URI list together (so a Google export of several QR codes, one image each, is whole
+    /// and its missing codes are counted across the files), the others each by its format.
+    /// Nothing is returned unless every file could be read.
+    public static func read(_ files: [(data: Data, format: ImportFormat)], password: () throws -> String) throws -> Contents {
+        guard files.count > 1 else {
+            guard let file = files.first else { return Contents(entries: [], notes: []) }
+            return try file.format.read(file.data, password: password)
+        }
+        var lines: [String] = []
+        var contents = Contents(entries: [], notes: [])
+        for (data, format) in files {
+            switch format {
+            case .image:
+                let texts = try QRCodeImage.texts(in: data)
+                guard !texts.isEmpty else { throw ImportError.malformed(format: format.name, reason: "no QR code was found in one of the images") }
+                lines += texts.flatMap { $0.split(whereSeparator: \.isNewline).map(String.init) }
+            case .google, .uris:
+                guard data.count <= maximumTextBytes else { return try format.read(data, password: password) }
+                lines += textLines(data)
+            default:
+                let read = try format.read(data, password: password)
+                contents.entries += read.entries
+                contents.notes += read.notes
+            }
+        }
+        let fromLines = try readLines(lines, format: "files")
+        contents.entries += fromLines.entries
+        contents.notes += fromLines.notes
+        guard contents.entries.count <= maximumEntries else { throw tooManyEntries(format: "set of files") }
+        return contents
+    }
+
     private func readChecked(_ data: Data, password: () throws -> String) throws -> Contents {
         switch self {
         case .aegis:

@@ -219,6 +219,9 @@ extension FileTrust {
             return "\(path) belongs to uid \(owner), not to you (uid \(me)): check what it is and who put it there, and move it "
                 + "aside; Coffer uses only its own user's files" + (reason.contains("on the way") ? ", below directories of its own." : ".")
         }
+        if reason.contains("writes into a new directory only") || reason.contains("Coffer never replaces it") {
+            return "\(path) already exists, and Coffer does not write over it or into it: name one that does not exist yet."
+        }
         if reason.contains("sticky bit") {
             return "Run `chmod go-w \(path)`: group or other users can write to it (mode \(String(mode, radix: 8))) and it has no "
                 + "sticky bit, so they could replace what is in it."

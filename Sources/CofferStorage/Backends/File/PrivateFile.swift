@@ -54,6 +54,30 @@ public enum PrivateFile {
         try POSIX.syncDirectory(directory)
     }
 
+    /// Creates a new directory at `path`, 0700 from the start, for files a person asked for (QR
+    /// codes of an export); refuses (``StorageError/untrusted(path:owner:mode:reason:)``) when
+    /// anything is there already, so files are never mixed into a directory someone else made.
+    public static func createDirectory(at path: String) throws(StorageError) {
+        let parent = FileTrust.parentDirectory(of: path)
+        try FileTrust.checkCreatingIn(parent.isEmpty ? "." : parent)
+        guard mkdir(path, 0o700) == 0 else {
+            if errno == EEXIST {
+                var info = stat()
+                let found = lstat(path, &info) == 0
+                throw .untrusted(path: path, owner: found ? UInt32(info.st_uid) : 0, mode: found ? UInt32(info.st_mode) & 0o7777 : 0,
+                                 reason: "something is already there, and Coffer writes into a new directory only")
+            }
+            throw .io(operation: "create directory", path: path, code: errno)
+        }
+        // mkdir's mode is filtered by the umask; 0700 exactly, checked through a descriptor.
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd != -1 else { throw .io(operation: "open directory", path: path, code: errno) }
+        defer { close(fd) }
+        try POSIX.call("set permissions of", path) { fchmod(fd, 0o700) }
+        try FileTrust.check(descriptor: fd, path: path, .directory)
+        try POSIX.syncDirectory(parent.isEmpty ? "." : parent)
+    }
+
     /// Replaces the file at `path` with `data`.
     ///
     /// - Throws: ``StorageError/untrusted(path:owner:mode:reason:)`` for a refused target or

@@ -3,36 +3,55 @@ import CofferAuthenticator
 import Foundation
 import CofferStorage
 
-/// The vault formats `coffer export` writes.
+/// The formats `coffer export` writes.
 enum VaultFormat: String, ExpressibleByArgument, CaseIterable {
+    /// An Aegis vault (JSON), optionally encrypted: a backup, or a move to Aegis.
     case aegis
+    /// One `otpauth://` URI per line: pass-otp, 2fa, cotp and most tools read them.
+    case uris
+    /// One PNG QR code per account, in a new directory: for any phone app.
+    case qr
+    /// Google Authenticator's transfer QR codes (`otpauth-migration://`), ten accounts each.
+    case google
 }
 
-/// `coffer export FILE --format aegis [--encrypt]`.
+/// `coffer export FILE [--format aegis|uris|qr|google] [--encrypt]`.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export the HOTP and TOTP accounts to an Aegis vault.",
+        abstract: "Export the HOTP and TOTP accounts: an Aegis vault, otpauth:// URIs, QR codes, or Google Authenticator's transfer codes.",
         discussion: """
-            Without --encrypt the file holds the secrets in the clear (it is still created 0600, \
-            atomically: no other user can open it while it is written). \
-            With --encrypt it is sealed with your password (scrypt N=2^15, r=8, p=1; AES-256-GCM), \
-            as Aegis does. Push mechanisms have no Aegis form and are listed.
+            aegis (the default) writes an Aegis vault; with --encrypt it is sealed with your \
+            password (scrypt N=2^15, r=8, p=1; AES-256-GCM), as Aegis does. uris writes one \
+            otpauth:// URI per line. qr writes one PNG per account into DIR, a new directory \
+            (0700). google draws Google Authenticator's transfer QR codes in the terminal (FILE \
+            is -; piped, the otpauth-migration:// lines are printed) or writes them as PNGs into a \
+            new DIR; Google's format has no period, no Steam codes and no 7 digits, and such \
+            accounts are listed, not changed. Only aegis can be encrypted: the others hold the \
+            secrets in the clear, and say so. Every file is 0600 from its first byte, written \
+            atomically. Push mechanisms cannot be exported and are listed.
 
             Examples:
-              coffer export backup.json --format aegis --encrypt
-              COFFER_PASSWORD=... coffer export backup.json --format aegis --encrypt
+              coffer export backup.json --encrypt
+              coffer export - --format uris > otp.txt     # pass-otp, 2fa, cotp
+              coffer export phone-codes --format qr        # a new directory of PNGs
+              coffer export - --format google              # scan with Google Authenticator
             """)
 
     @Argument(help: ArgumentHelp(
-        "The file to write (replaced if it exists), or - for standard output.",
+        "The file to write (replaced if it exists), or - for standard output; with --format qr (or google), a new directory.",
         discussion: "Written 0600 from the first byte. A symbolic link or anything but a regular file you own is refused.",
-        valueName: "file"))
+        valueName: "file|dir"))
     var file: String
-    @Option(help: "The vault format.") var format: VaultFormat = .aegis
-    @Flag(help: "Encrypt the vault with a password.") var encrypt = false
+    @Option(help: "The format.") var format: VaultFormat = .aegis
+    @Flag(help: "Encrypt the vault with a password (aegis only).") var encrypt = false
     @OptionGroup var password: PasswordOptions
     @OptionGroup var options: AuthenticatorOptions
+
+    func validate() throws {
+        if encrypt, format != .aegis { throw ValidationError("only --format aegis can be encrypted") }
+        if format == .qr, file == "-" { throw ValidationError("--format qr writes PNG files: name a new directory") }
+    }
 
     func run() async throws {
         try await reportingErrors {
@@ -42,6 +61,10 @@ struct ExportCommand: AsyncParsableCommand {
             // it is needed: refuse, as migrate does, and leave the target alone.
             if let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
                 throw CommandFailure("nothing was exported (\(file == "-" ? "standard output" : file) was left as it was): \(unreadable)")
+            }
+            guard format == .aegis else {
+                try ExportFormats(file: file, format: format).write(authenticator.accounts())
+                return
             }
             let secret = encrypt ? try password.password(prompt: "New vault password: ", confirm: true) : nil
             if !encrypt {

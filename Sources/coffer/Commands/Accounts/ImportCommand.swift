@@ -30,11 +30,13 @@ struct ImportCommand: AsyncParsableCommand {
               coffer import aegis-export.json
               coffer import 2fas-backup.2fas --password-file ~/.pw
               coffer import google-export.png
+              coffer import google-1.png google-2.png       # an export of two QR codes
               zbarimg -q --raw shot.png | coffer import -
             """)
 
-    @Argument(help: ArgumentHelp("The export file, or - for standard input.", valueName: "file|-"), completion: .file())
-    var file: String
+    @Argument(help: ArgumentHelp("The export files (several QR code images of one Google export, say), or - for standard input.",
+                                 valueName: "file|-"), completion: .file())
+    var files: [String]
     @Option(help: "The format, when the content does not tell.") var format: ImportFormatChoice = .auto
     @Flag(help: "Replace mechanisms that already exist.") var overwrite = false
     @OptionGroup var password: PasswordOptions
@@ -43,21 +45,35 @@ struct ImportCommand: AsyncParsableCommand {
     /// The most an export may be: a vault of tens of thousands of accounts, or a photo.
     static let sizeLimit = 64 << 20
 
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("name the export file (or - for standard input)") }
+        if files.count > 1, files.contains("-") { throw ValidationError("- (standard input) cannot be one of several files") }
+        if files.count > 100 { throw ValidationError("at most 100 files at a time") }
+    }
+
     func run() async throws {
         try await reportingErrors {
-            let data = file == "-"
-                ? try StandardStreams.readInput(limit: Self.sizeLimit, what: "the export")
-                : try StandardStreams.readFile(file, limit: Self.sizeLimit)
-            guard let format = format.format ?? ImportFormat.detect(data) else {
-                throw ImportError.unknownFormat(data.isEmpty ? "it is empty" : "its content matches none of them")
+            // Every file is read and recognised before anything is imported.
+            var read: [(data: Data, format: ImportFormat)] = []
+            for file in files {
+                let data = file == "-"
+                    ? try StandardStreams.readInput(limit: Self.sizeLimit, what: "the export")
+                    : try StandardStreams.readFile(file, limit: Self.sizeLimit)
+                guard let format = format.format ?? ImportFormat.detect(data) else {
+                    throw ImportError.unknownFormat((files.count > 1 ? "\(file): " : "") + (data.isEmpty ? "it is empty" : "its content matches none of them"))
+                }
+                read.append((data, format))
             }
-            let contents = try format.read(data) { try password.password(prompt: "Password of the \(format.name): ", confirm: false) }
+            let name = Set(read.map(\.format)).count == 1 ? read[0].format.name : "files"
+            let contents = try ImportFormat.read(read) {
+                try password.password(prompt: "Password of the \(read.count == 1 ? read[0].format.name : "export"): ", confirm: false)
+            }
             let keyBefore = options.recordedKeyLocation()
             let (authenticator, _) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
             var report = try authenticator.importEntries(contents.entries, overwrite: overwrite)
             report.notes += contents.notes
-            print("Imported \(report.imported.count) account(s) from the \(format.name).")
+            print("Imported \(report.imported.count) account(s) from the \(files.count > 1 ? "\(files.count) \(name == "files" ? "files" : "\(name)s")" : name).")
             for title in report.imported where !report.renumbered.contains(title) { print("  imported: \(title)") }
             for title in report.renumbered { print("  imported under a new id (its id belongs to another stored account): \(title)") }
             for title in report.skippedExisting { print("  skipped (already there; --overwrite replaces): \(title)") }
