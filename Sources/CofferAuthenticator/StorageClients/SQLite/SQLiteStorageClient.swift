@@ -38,6 +38,10 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     /// ``keyProblem``), so a command that only reads pays nothing for it.
     let keyState: Mutex<KeyState>
 
+    /// The encryptor this client seals with: what else belongs with these accounts (`coffer`'s
+    /// trash) is sealed with it too, under the same key.
+    public let encryptor: any Encryptor
+
     /// Opens (creating and migrating when needed) the database at `path`.
     ///
     /// - Parameters:
@@ -47,6 +51,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     ///   - logger: Receives a line for every failure (without secrets).
     public init(path: String, encryptor: any Encryptor, logger: Logger = Logger(label: "org.coffer.authenticator.sqlite")) throws {
         self.path = path
+        self.encryptor = encryptor
         self.sealer = FieldSealer(encryptor: encryptor)
         self.diagnostics = ClientDiagnostics(logger: logger, store: path)
         database = try SQLiteDatabaseFile.open(path: path, migrator: SQLiteSchema.migrator)

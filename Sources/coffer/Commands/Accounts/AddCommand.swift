@@ -49,8 +49,19 @@ struct AddCommand: AsyncParsableCommand {
             let numbered = try resolvedURIs()
             let uris = numbered.map(\.text)
             let keyBefore = options.recordedKeyLocation()
-            let (authenticator, _) = try options.open()
+            let (authenticator, storage) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
+            let guarded = ReplacementGuard(storage)
+            defer {
+                do {
+                    for note in try guarded.settle(storage, trash: Trash(storage: storage, dataDirectory: options.data.directory),
+                                                   reason: "replaced by add --replace") {
+                        StandardStreams.note("coffer: note: \(note)")
+                    }
+                } catch {
+                    StandardStreams.note("coffer: warning: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+                }
+            }
             var failures = 0
             for (number, uri) in numbered {
                 do {

@@ -69,9 +69,12 @@ struct ImportCommand: AsyncParsableCommand {
                 try password.password(prompt: "Password of the \(read.count == 1 ? read[0].format.name : "export"): ", confirm: false)
             }
             let keyBefore = options.recordedKeyLocation()
-            let (authenticator, _) = try options.open()
+            let (authenticator, storage) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
+            let guarded = ReplacementGuard(storage)
             var report = try authenticator.importEntries(contents.entries, overwrite: overwrite)
+            report.notes += try guarded.settle(storage, trash: Trash(storage: storage, dataDirectory: options.data.directory),
+                                               reason: "overwritten by import")
             report.notes += contents.notes
             print("Imported \(report.imported.count) account(s) from the \(files.count > 1 ? "\(files.count) \(name == "files" ? "files" : "\(name)s")" : name).")
             for title in report.imported where !report.renumbered.contains(title) { print("  imported: \(title)") }

@@ -9,7 +9,8 @@ struct RemoveCommand: AsyncParsableCommand {
         abstract: "Remove one account with its mechanisms and notifications.",
         discussion: """
             QUERY must match exactly one account; when it matches several, they are listed and \
-            nothing is removed. Asks before removing unless --yes is given.
+            nothing is removed. Asks before removing unless --yes is given. The account goes to \
+            the trash for 30 days: coffer trash lists it, coffer restore brings it back.
 
             Examples:
               coffer remove github
@@ -23,14 +24,17 @@ struct RemoveCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
+            let trash = Trash(storage: storage, dataDirectory: options.data.directory)
             let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query, unchanged: "nothing was removed")
             if !yes {
                 print("Remove \(AccountQuery.title(entry.account)) and its \(entry.mechanisms.count) mechanism(s)? [y/N] ", terminator: "")
                 let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                 guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was removed") }
             }
+            // Into the trash first: a removal that fails after it leaves a copy, never a loss.
+            let id = try trash?.put(entry.account, entry.mechanisms, reason: "removed")
             try authenticator.removeAccount(entry.account)
-            print("Removed \(AccountQuery.title(entry.account)).")
+            print("Removed \(AccountQuery.title(entry.account))." + (id.map { " coffer restore \($0) brings it back (kept \(Trash.keepDays) days)." } ?? ""))
         }
     }
 }

@@ -33,6 +33,8 @@ struct RenameCommand: AsyncParsableCommand {
             var renamed = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query, unchanged: "nothing was renamed").account
             // One step of the storage client: a lock or removal by another process meanwhile
             // is neither undone nor brought back.
+            let before = renamed
+            let id = try Trash(storage: storage, dataDirectory: options.data.directory)?.put(before, [], reason: "renamed")
             do {
                 renamed = try storage.updateAccount(accountIdentifier: renamed.identifier) { account in
                     if let newIssuer { account.displayIssuer = newIssuer == account.issuer ? nil : newIssuer }
@@ -41,7 +43,7 @@ struct RenameCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure("the account could not be renamed: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
-            print("Renamed to \(AccountQuery.title(renamed)).")
+            print("Renamed to \(AccountQuery.title(renamed))." + (id.map { " coffer restore \($0) puts the old names back." } ?? ""))
         }
     }
 }

@@ -1,0 +1,148 @@
+import ArgumentParser
+import CofferAuthenticator
+import Foundation
+
+/// `coffer trash`: what was removed, replaced or renamed in the last 30 days.
+struct TrashCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trash",
+        abstract: "List what remove, add --replace, an overwriting import and rename took away (kept 30 days).",
+        discussion: """
+            Each entry has an id for coffer restore. Entries are sealed like the accounts, and \
+            purged after 30 days ($COFFER_TRASH_DAYS changes it; --empty purges them now). Only \
+            the sqlite backend (the default) keeps a trash.
+
+            Examples:
+              coffer trash
+              coffer trash --json
+              coffer trash --empty                  # the secrets in it are gone for good
+              coffer restore 1a2b3c4d
+            """)
+
+    @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Purge every entry now.") var empty = false
+    @OptionGroup var options: AuthenticatorOptions
+
+    struct Listed: Encodable {
+        let id: String
+        let trashedAt: Date
+        let reason: String
+        let issuer: String
+        let accountName: String
+        let types: [String]
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let (_, storage) = try options.open()
+            guard let trash = Trash(storage: storage, dataDirectory: options.data.directory) else {
+                throw CommandFailure("only the sqlite backend keeps a trash; with \(try options.backend().rawValue), a removal is final")
+            }
+            if empty {
+                let purged = try trash.empty()
+                print("Purged \(purged) \(purged == 1 ? "entry" : "entries") from the trash.")
+                return
+            }
+            let entries = try trash.entries()
+            let listed = entries.map {
+                Listed(id: $0.id, trashedAt: $0.trashedAt, reason: $0.reason, issuer: $0.account.shownIssuer,
+                       accountName: $0.account.shownAccountName, types: $0.mechanisms.map(\.type.rawValue))
+            }
+            if json {
+                try JSONOutput.print(listed)
+                return
+            }
+            guard !entries.isEmpty else {
+                print("The trash is empty.")
+                return
+            }
+            let format = Date.ISO8601FormatStyle()
+            for entry in listed {
+                let what = entry.types.isEmpty ? "names" : entry.types.map { $0.uppercased() }.joined(separator: ", ")
+                print("\(entry.id)  \(entry.trashedAt.formatted(format))  \(entry.reason)  \(entry.issuer): \(entry.accountName) (\(what))")
+            }
+        }
+    }
+}
+
+/// `coffer restore ID`: brings back what `remove`, `--replace`, `import` or `rename` took away.
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Bring back an entry of the trash.",
+        discussion: """
+            A removed account comes back with its mechanisms; a replaced mechanism comes back in \
+            place of the one that replaced it (which goes to the trash, so this too can be \
+            undone) when --replace is given; a rename is undone. A HOTP counter never goes back: \
+            a restored mechanism keeps the highest counter the store has seen for it, so no code \
+            the server has seen is issued again.
+
+            Examples:
+              coffer trash
+              coffer restore 1a2b3c4d
+              coffer restore 1a2b3c4d --replace
+            """)
+
+    @Argument(help: ArgumentHelp("The entry's id, as coffer trash lists it.", valueName: "id")) var id: String
+    @Flag(help: "Put a replaced mechanism back in place of the one there now (which goes to the trash).") var replace = false
+    @OptionGroup var options: AuthenticatorOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let (_, storage) = try options.open()
+            guard let trash = Trash(storage: storage, dataDirectory: options.data.directory) else {
+                throw CommandFailure("only the sqlite backend keeps a trash")
+            }
+            let entries = try trash.entries()
+            guard let entry = entries.first(where: { $0.id == id.lowercased() }) else {
+                throw CommandFailure.noMatch("nothing in the trash has the id '\(id)'; coffer trash lists them")
+            }
+            let title = AccountQuery.title(entry.account)
+            if entry.mechanisms.isEmpty {
+                try restoreNames(entry, storage, trash)
+            } else {
+                try restoreMechanisms(entry, storage, trash, seen: entries.flatMap(\.mechanisms))
+            }
+            try trash.remove(entry.id)
+            print("Restored \(title) (\(entry.reason) \(entry.trashedAt.formatted(.relative(presentation: .named)))).")
+        }
+    }
+
+    private func restoreNames(_ entry: Trash.Entry, _ storage: any StorageClient, _ trash: Trash) throws {
+        guard let current = storage.getAccount(accountIdentifier: entry.account.identifier) else {
+            throw CommandFailure("\(AccountQuery.title(entry.account)) is no longer stored; restore the account first")
+        }
+        try trash.put(current, [], reason: "renamed by restore")
+        _ = try storage.updateAccount(accountIdentifier: current.identifier) { account in
+            account.displayIssuer = entry.account.displayIssuer
+            account.displayAccountName = entry.account.displayAccountName
+        }
+    }
+
+    private func restoreMechanisms(_ entry: Trash.Entry, _ storage: any StorageClient, _ trash: Trash, seen: [Mechanism]) throws {
+        let existing = storage.getAccount(accountIdentifier: entry.account.identifier)
+        let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
+        let clashing = current.filter { now in entry.mechanisms.contains { $0.type == now.type } }
+        if !clashing.isEmpty {
+            guard replace else {
+                throw CommandFailure("\(AccountQuery.title(entry.account)) has a \(clashing[0].type.rawValue.uppercased()) mechanism again; "
+                    + "coffer restore \(entry.id) --replace puts the old one back in its place (the current one goes to the trash)")
+            }
+            try trash.put(existing ?? entry.account, clashing, reason: "replaced by restore")
+            for mechanism in clashing {
+                guard storage.removeMechanism(mechanism: mechanism) else {
+                    throw CommandFailure("the current mechanism could not be taken away; nothing was restored")
+                }
+            }
+        }
+        if existing == nil, !storage.setAccount(account: entry.account) {
+            throw CommandFailure("the account could not be stored; nothing was restored")
+        }
+        // The highest counter seen: in the trash, what is stored now, and what this entry holds.
+        let allSeen = seen + current
+        for var mechanism in entry.mechanisms {
+            mechanism.counter = max(mechanism.counter, CounterFloor.highest(for: mechanism, in: allSeen))
+            try storage.insertMechanism(mechanism)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 23, point 1: undo. What remove, add --replace, an overwriting import and rename take
+/// away goes to a sealed trash; restore brings it back; a HOTP counter never goes back.
+@Suite("coffer trash and restore")
+struct TrashToolTests {
+    /// RFC 4226's secret: counter 0…6 give 755224 287082 359152 969429 338314 254676 287922.
+    static let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+    static let hotp = "otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank&counter=0"
+
+    static func run(_ script: String, scratch: TemporaryDirectory, environment: [String: String] = [:]) async throws -> CofferProcess.Result {
+        try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+                set -u
+                newest() { "$COFFER" trash --json | grep '"id"' | head -1 | cut -d'"' -f4; }
+
+                """ + script],
+            environment: ["COFFER": try CofferProcess.executable.path, "SCRATCH": scratch.url.path,
+                          "COFFER_HOME": scratch.appending("home").path].merging(environment) { $1 },
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND", "COFFER_TRASH_DAYS"])
+    }
+
+    @Test("remove goes to a sealed trash and restore brings it back; re-added meanwhile, the counter never goes back")
+    func removeAndRestore() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            echo '\(Self.hotp)' | "$COFFER" add - > /dev/null 2>&1 || exit 10
+            "$COFFER" code bank --raw; "$COFFER" code bank --raw
+            "$COFFER" remove bank --yes || exit 11
+            id=$(newest)
+            echo "mode=$(stat -c %a "$COFFER_HOME/trash") $(stat -c %a "$COFFER_HOME/trash/$id")"
+            grep -c '\(Self.secret)' "$COFFER_HOME/trash/$id"
+            "$COFFER" trash
+            echo '--- readd'
+            echo '\(Self.hotp)' | "$COFFER" add - 2>&1
+            "$COFFER" code bank --raw
+            echo '--- restore'
+            "$COFFER" restore "$id" 2>&1; echo "status=$?"
+            "$COFFER" restore "$id" --replace; echo "status=$?"
+            "$COFFER" code bank --raw
+            "$COFFER" restore nothing 2>&1; echo "missing=$?"
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        #expect(out.hasPrefix("755224\n287082\n") && out.contains("mode=700 600") && out.contains("\n0\n"), "sealed, private: \(out)")
+        #expect(out.contains("removed  Bank: bob (HOTP)"), "\(out)")
+        let readd = out.components(separatedBy: "--- readd\n")[1].components(separatedBy: "--- restore")[0]
+        #expect(readd.contains("counter was raised") && readd.hasSuffix("359152\n"), "a re-added HOTP starts past the removed one's counter: \(readd)")
+        let restore = out.components(separatedBy: "--- restore\n")[1]
+        #expect(restore.contains("has a HOTP mechanism again") && restore.contains("status=1"), "\(restore)")
+        #expect(restore.contains("Restored Bank: bob (removed") && restore.contains("status=0"), "\(restore)")
+        #expect(restore.contains("969429\n"), "restored, the counter stays past every code issued (3): \(restore)")
+        #expect(restore.contains("missing=2"), "\(restore)")
+    }
+
+    @Test("add --replace, an overwriting import of an older backup, rename: each undoable; the HOTP counter never goes back; --empty and the keeping time purge")
+    func replaceImportRename() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            echo '\(Self.hotp)' | "$COFFER" add - > /dev/null 2>&1 || exit 10
+            "$COFFER" export "$SCRATCH/old.json" > /dev/null 2>&1 || exit 11
+            for i in 1 2 3 4; do "$COFFER" code bank --raw > /dev/null; done
+            echo '--- import'
+            "$COFFER" import "$SCRATCH/old.json" --overwrite 2>&1
+            "$COFFER" code bank --raw
+            echo 'otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank&counter=0' > "$SCRATCH/other.txt"
+            "$COFFER" import "$SCRATCH/other.txt" --overwrite 2>&1 | grep 'in the trash'
+            "$COFFER" restore "$(newest)" --replace > /dev/null 2>&1 || echo "restore after import failed"
+            echo '--- replace'
+            echo 'otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank&counter=0' | "$COFFER" add --replace - 2>&1
+            id=$(newest)
+            "$COFFER" restore "$id" --replace 2>&1
+            "$COFFER" code bank --raw
+            echo '--- rename'
+            "$COFFER" rename bank --issuer 'Big Bank' > /dev/null
+            "$COFFER" restore "$(newest)" > /dev/null 2>&1
+            "$COFFER" list | grep bob
+            echo '--- purge'
+            echo "entries=$("$COFFER" trash --json | grep -c '"id"')"
+            "$COFFER" trash --empty
+            echo "after-empty=$("$COFFER" trash --json | grep -c '"id"')"
+            "$COFFER" rename bank --issuer 'Other' > /dev/null
+            sleep 1
+            COFFER_TRASH_DAYS=0 "$COFFER" trash
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        let imported = out.components(separatedBy: "--- import\n")[1].components(separatedBy: "--- replace")[0]
+        #expect(imported.contains("counter was raised") && imported.contains("338314\n"),
+                "the older backup's counter (0) does not bring back codes 0…3: \(imported)")
+        #expect(imported.contains("Bank: bob: what it replaced is in the trash") && !imported.contains("restore after import failed"),
+                "an import that replaces a secret keeps the old one: \(imported)")
+        let replaced = out.components(separatedBy: "--- replace\n")[1].components(separatedBy: "--- rename")[0]
+        #expect(replaced.contains("what it replaced is in the trash") && replaced.contains("Restored Bank: bob"), "\(replaced)")
+        #expect(replaced.hasSuffix("254676\n"), "the restored mechanism goes on from counter 5: \(replaced)")
+        #expect(out.contains("  Bank: bob  HOTP"), "the old names are back: \(out)")
+        let purge = out.components(separatedBy: "--- purge\n")[1]
+        #expect(!purge.contains("entries=0") && purge.contains("after-empty=0"), "\(purge)")
+        #expect(purge.hasSuffix("The trash is empty.\n"), "with COFFER_TRASH_DAYS=0 what is past the keeping time is purged: \(purge)")
+    }
+}
