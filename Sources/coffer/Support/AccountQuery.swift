@@ -1,4 +1,5 @@
 import CofferAuthenticator
+import CofferStorage
 import Foundation
 
 /// Finds accounts by what a person types, the way the tool prints them.
@@ -25,6 +26,38 @@ enum AccountQuery {
         }
         try PostgresBackend.requireAnswered(storage)  // a failed read is not "no match"
         return entries
+    }
+
+    /// `entries` by issuer, then account name, as shown (case and accents folded), then by when
+    /// they were added: the order `list` and `code` print.
+    static func sorted(_ entries: [AccountEntry]) -> [AccountEntry] {
+        entries.sorted { a, b in
+            let left = (fold(a.account.shownIssuer), fold(a.account.shownAccountName))
+            let right = (fold(b.account.shownIssuer), fold(b.account.shownAccountName))
+            return left != right ? left < right : a.account.timeAdded < b.account.timeAdded
+        }
+    }
+
+    /// `rows` of cells as columns: each cell but the last padded to its column's width, two
+    /// spaces apart, when standard output is a terminal; else joined by two spaces (what
+    /// scripts split on).
+    static func columns(_ rows: [[String]], indent: String = "") -> [String] {
+        guard isatty(STDOUT_FILENO) == 1 else { return rows.map { indent + $0.joined(separator: "  ") } }
+        // Widths as printed: what print escapes takes the room of its escape.
+        func width(_ cell: String) -> Int { TerminalText.escaped(cell).count }
+        let count = rows.map(\.count).max() ?? 0
+        var widths = [Int](repeating: 0, count: count)
+        for row in rows {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], width(cell)) }
+        }
+        return rows.map { row in
+            var cells: [String] = []
+            for (column, cell) in row.enumerated() {
+                let padding = column == row.count - 1 ? 0 : max(0, widths[column] - width(cell))
+                cells.append(cell + String(repeating: " ", count: padding))
+            }
+            return indent + cells.joined(separator: "  ")
+        }
     }
 
     /// The one account of `entries` (what `query` matched): ``ExitStatus/noMatch`` when there is

@@ -50,6 +50,13 @@ struct CodeReport: Encodable {
         self.now = now
     }
 
+    /// The line's cells, for columns: the title, then the rest.
+    var cells: [String] {
+        let title = "\(issuer): \(accountName)"
+        let rest = String(line.dropFirst(title.count + 2))
+        return [title, rest]
+    }
+
     /// `Issuer: account  123456  17s left`, or why there is no code.
     var line: String {
         let title = "\(issuer): \(accountName)"

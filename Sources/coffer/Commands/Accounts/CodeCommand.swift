@@ -50,8 +50,8 @@ struct CodeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let entries = try AccountQuery.entries(matching: query, authenticator, storage)
-                .filter { $0.mechanisms.contains { $0.type != .push } }
+            let entries = AccountQuery.sorted(try AccountQuery.entries(matching: query, authenticator, storage)
+                .filter { $0.mechanisms.contains { $0.type != .push } })
             let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
             guard !entries.isEmpty else {
                 if let unreadable { throw CommandFailure(unreadable) }
@@ -79,7 +79,7 @@ struct CodeCommand: AsyncParsableCommand {
             } else if json {
                 try JSONOutput.print(outputs)
             } else {
-                for output in outputs { print(output.line) }
+                for line in AccountQuery.columns(outputs.map(\.cells)) { print(line) }
             }
             if let unreadable {
                 // Every account was asked for and the listing is incomplete: exit 1, as list does.

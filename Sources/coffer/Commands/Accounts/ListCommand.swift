@@ -28,7 +28,7 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let entries = query == nil ? authenticator.accounts() : try AccountQuery.entries(matching: query, authenticator, storage)
+            let entries = AccountQuery.sorted(query == nil ? authenticator.accounts() : try AccountQuery.entries(matching: query, authenticator, storage))
             try PostgresBackend.requireAnswered(storage)
             if let query, entries.isEmpty, UnreadableRecords.summary(storage, directory: options.data.directory) == nil {
                 throw CommandFailure.noMatch("no account matches '\(query)'; coffer list shows them all")
@@ -50,10 +50,13 @@ struct ListCommand: AsyncParsableCommand {
                 return
             }
             print("Accounts in \(try options.location()):")
-            for entry in entries {
+            let rows = entries.map { entry in
                 let types = entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")
                 let lock = entry.account.isLocked ? "  [locked\(entry.account.lockingPolicy.map { ": \($0)" } ?? "")]" : ""
-                print("  \(AccountQuery.title(entry.account))  \(types)\(lock)")
+                return [AccountQuery.title(entry.account), types + lock]
+            }
+            for (entry, line) in zip(entries, AccountQuery.columns(rows, indent: "  ")) {
+                print(line)
                 if showSecret {
                     for mechanism in entry.mechanisms { print("      \(mechanism.type.rawValue) secret: \(mechanism.secret)") }
                 }

@@ -1,0 +1,70 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 23, point 5: what a person finds without reading the source: sorted, aligned listings
+/// and completion scripts from the tool itself.
+@Suite("coffer: sorted and aligned listings, completion scripts")
+struct DiscoverabilityToolTests {
+    static func run(_ script: String, scratch: TemporaryDirectory) async throws -> CofferProcess.Result {
+        try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+                set -u
+                for uri in 'otpauth://totp/zeta:one?secret=JBSWY3DPEHPK3PXP&issuer=zeta' \\
+                           'otpauth://totp/Alpha:longer-name?secret=JBSWY3DPEHPK3PXP&issuer=Alpha' \\
+                           'otpauth://totp/beta:b?secret=JBSWY3DPEHPK3PXP&issuer=beta' \\
+                           'otpauth://totp/Alpha:a?secret=JBSWY3DPEHPK3PXP&issuer=Alpha'; do
+                  echo "$uri" | "$COFFER" add - > /dev/null 2>&1 || exit 10
+                done
+
+                """ + script],
+            environment: ["COFFER": try CofferProcess.executable.path, "SCRATCH": scratch.url.path,
+                          "COFFER_HOME": scratch.appending("home").path,
+                          "PATH": try CofferProcess.executable.deletingLastPathComponent().path + ":/usr/bin:/bin"],
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+    }
+
+    @Test("list and code are sorted by issuer then account (case folded); at a terminal the codes line up")
+    func sortedAndAligned() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            "$COFFER" list | tail -n +2
+            echo '--- code'; "$COFFER" code | cut -d' ' -f1-2
+            echo '--- terminal'; script -qec "$COFFER code" /dev/null | tr -d '\\r'
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        #expect(out.hasPrefix("  Alpha: a  TOTP\n  Alpha: longer-name  TOTP\n  beta: b  TOTP\n  zeta: one  TOTP\n"), "\(out)")
+        let code = out.components(separatedBy: "--- code\n")[1].components(separatedBy: "--- terminal")[0]
+        #expect(code == "Alpha: a\nAlpha: longer-name\nbeta: b\nzeta: one\n", "\(code)")
+        let terminal = out.components(separatedBy: "--- terminal\n")[1].split(separator: "\n")
+        let columns = Set(terminal.compactMap { line in line.firstIndex { $0.isNumber }.map { line.distance(from: line.startIndex, to: $0) } })
+        #expect(terminal.count == 4 && columns.count == 1, "every code starts in the same column: \(terminal)")
+    }
+
+    @Test("coffer completion bash, zsh, fish print scripts the shells load; bash completes commands and account names")
+    func completionScripts() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            "$COFFER" completion zsh | head -1
+            "$COFFER" completion fish | grep -c 'complete -c coffer'
+            "$COFFER" completion tcsh 2>&1; echo "status=$?"
+            bash -c '
+              source <(coffer completion bash) || exit 20
+              complete -p coffer
+              complete_at() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=(); _coffer; printf "[%s]" "${COMPREPLY[@]}"; echo; }
+              complete_at coffer tr
+              complete_at coffer code be
+            '
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        #expect(out.hasPrefix("#compdef coffer\n"), "\(out)")
+        #expect(out.contains("status=64"), "\(out)")
+        #expect(out.contains("complete -o filenames -F _coffer coffer"), "\(out)")
+        #expect(out.contains("[trash]"), "commands: \(out)")
+        #expect(out.contains("[beta:b]") || out.contains("[beta: b]"), "account names: \(out)")
+    }
+}
