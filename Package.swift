@@ -131,6 +131,7 @@ let package = Package(
                 "CofferAuthenticator",
                 "CofferPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

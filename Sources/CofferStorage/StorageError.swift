@@ -47,7 +47,7 @@ extension StorageError: LocalizedError {
                 + "It was left untouched: move it aside or restore it from a backup, then save again."
         case let .identityMismatch(location, expected, found):
             return "The data at \(location) belongs to '\(found)', not '\(expected)': it was copied or swapped. "
-                + "It was left untouched: put the right data back there, or remove this."
+                + "It was left untouched: put the right data back there, or move this aside."
         case let .decryptionFailed(location, cause):
             var reason = cause
             if case .failedToDecrypt(let inner?)? = cause as? EncryptorError { reason = inner }

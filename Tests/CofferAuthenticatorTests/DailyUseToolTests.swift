@@ -161,7 +161,7 @@ struct DailyUseToolTests {
         let home = directory.appending("home")
         try await coffer(home, ["add", "-"], input: "otpauth://totp/GitHub:alice?secret=\(secret)&issuer=GitHub\notpauth://totp/Mail:bob?secret=\(secret)&issuer=Mail\n")
         let script = directory.appending("coffer.bash")
-        try Data(try await coffer(home, ["--generate-completion-script", "bash"]).stdout.utf8).write(to: script)
+        try Data(try await coffer(home, ["completion", "bash"]).stdout.utf8).write(to: script)
         try Data().write(to: directory.appending("export.2fas"))
         func complete(_ words: [String]) async throws -> [String] {
             let line = words.joined(separator: " ")
@@ -177,6 +177,9 @@ struct DailyUseToolTests {
         let commands = try await complete(["coffer", "co"])
         #expect(commands.contains("code") && !commands.contains("clipboard-clear"), "the hidden helper is not offered")
         #expect(try await complete(["coffer", "code", "G"]) == ["GitHub:alice"])
+        // Matched as queries are: anywhere in the name, any case (issue 23).
+        #expect(try await complete(["coffer", "code", "hub"]) == ["GitHub:alice"])
+        #expect(try await complete(["coffer", "show", "BOB"]) == ["Mail:bob"])
         #expect(Set(try await complete(["coffer", "remove", ""])) == ["GitHub:alice", "Mail:bob"])
         #expect(try await complete(["coffer", "import", "exp"]).contains("export.2fas"))
         // Pressing Tab where there is no store yet creates nothing: no directory, no key.

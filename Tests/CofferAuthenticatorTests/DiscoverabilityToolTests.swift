@@ -67,4 +67,29 @@ struct DiscoverabilityToolTests {
         #expect(out.contains("[trash]"), "commands: \(out)")
         #expect(out.contains("[beta:b]") || out.contains("[beta: b]"), "account names: \(out)")
     }
+
+    @Test("the README's command table names every command --help lists, and no other")
+    func readmeCommandTable() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        guard let start = readme.range(of: "### All the commands\n\n```sh\n"),
+              let end = readme.range(of: "```", range: start.upperBound..<readme.endIndex) else {
+            Issue.record("the README has no command table")
+            return
+        }
+        let table = readme[start.upperBound..<end.lowerBound]
+        let documented = Set(table.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            return words.first == "coffer" && words.count > 1 ? String(words[1]) : nil
+        })
+        let help = try await CofferProcess.run(executable: try CofferProcess.executable, ["--help"], environment: ["COLUMNS": "200"])
+        let section = help.stdout.components(separatedBy: "SUBCOMMANDS:").dropFirst().first ?? ""
+        let listed = Set(section.split(separator: "\n").compactMap { line -> String? in
+            let name = line.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init)
+            // A command's line is indented two spaces; its wrapped description more.
+            return line.hasPrefix("  ") && !line.hasPrefix("   ") && name != "See" ? name : nil
+        }).subtracting(["help"])
+        #expect(!listed.isEmpty, "\(help.stdout)")
+        #expect(listed == documented, "--help lists \(listed.subtracting(documented).sorted()) the README lacks; the README has \(documented.subtracting(listed).sorted()) --help lacks")
+    }
 }

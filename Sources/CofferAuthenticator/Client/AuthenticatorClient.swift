@@ -26,6 +26,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     private var cache: [AccountEntry]?
     private let enableCredentialCache: Bool
     private let clock: @Sendable () -> Date
+    private let counterFloor: (@Sendable (Mechanism) -> UInt64)?
     /// Receives a line for every refused or failed operation.
     public let logger: Logger
 
@@ -37,14 +38,19 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ///   - enableCredentialCache: Keep the assembled account list in memory between calls (it is
     ///     rebuilt after every change made through this client).
     ///   - clock: The time used for TOTP codes and new records; injectable for tests.
+    ///   - counterFloor: The lowest counter a HOTP mechanism may be stored with (the highest
+    ///     counter its secret was seen with, in a trash or in a record of counters), applied to
+    ///     every mechanism added, imported or restored through this client before it is stored:
+    ///     a code the server has seen is never issued again.
     public init(
         storage: any StorageClient, enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
-        clock: @escaping @Sendable () -> Date = Date.init
+        clock: @escaping @Sendable () -> Date = Date.init, counterFloor: (@Sendable (Mechanism) -> UInt64)? = nil
     ) {
         self.storage = storage
         self.enableCredentialCache = enableCredentialCache
         self.logger = logger
         self.clock = clock
+        self.counterFloor = counterFloor
     }
 
     // MARK: - Accounts
@@ -81,6 +87,14 @@ public final class AuthenticatorClient: @unchecked Sendable {
     @discardableResult
     public func addAccount(uri: String, replacing: Bool) throws(AuthenticatorError) -> AccountEntry {
         guard replacing else { return try addAccount(uri: uri) }
+        return try replaceAccount(uri: uri).entry
+    }
+
+    /// ``addAccount(uri:replacing:)`` with `replacing`, which also returns the mechanisms it
+    /// replaced, each as it was when it was taken out (see ``takeOut(_:)``): what an undo keeps.
+    /// A HOTP mechanism replaced by one with the same secret passes its counter on, so no code
+    /// issued from it is issued again.
+    public func replaceAccount(uri: String) throws(AuthenticatorError) -> (entry: AccountEntry, replaced: [Mechanism]) {
         let parsed: MechanismURI.Parsed
         do {
             parsed = try MechanismURI.parse(uri, now: clock())
@@ -90,13 +104,12 @@ public final class AuthenticatorClient: @unchecked Sendable {
         return try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
+            var replaced: [Mechanism] = []
             for old in current where parsed.mechanisms.contains(where: { $0.type == old.type }) {
-                for notification in storage.getAllNotificationsForMechanism(mechanism: old) {
-                    try write(storage.removeNotification(notification: notification), "remove a notification", storage)
-                }
-                try write(storage.removeMechanism(mechanism: old), "replace the \(old.type.rawValue) mechanism", storage)
+                if let taken = try takeOut(old, from: storage) { replaced.append(taken) }
             }
-            try insert(parsed.mechanisms, into: storage, accountIsNew: existing == nil)
+            let mechanisms = parsed.mechanisms.map { Self.carryingCounter(of: replaced, to: $0) }
+            try insert(mechanisms, into: storage, accountIsNew: existing == nil)
             var account = parsed.account
             if let existing {
                 account.timeAdded = existing.timeAdded
@@ -104,8 +117,46 @@ public final class AuthenticatorClient: @unchecked Sendable {
                 account.displayAccountName = existing.displayAccountName
             }
             try write(storage.setAccount(account: account), "store the account", storage)
-            return AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: [])
+            return (AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: []), replaced)
         }
+    }
+
+    /// Takes `mechanism` out of the store, with its notifications, as it is at that moment, and
+    /// returns it so (`nil` when it is no longer stored). A HOTP code issued from it meanwhile
+    /// moves its counter: the removal sees that (``StorageClient/removeMechanismIfUnchanged(_:)``),
+    /// and the mechanism is read again and taken out then. The counter returned is the next one
+    /// not issued: what a trash, or a replacement with the same secret, must carry on from.
+    public func takeOut(_ mechanism: Mechanism) throws(AuthenticatorError) -> Mechanism? {
+        try withStorage { (storage) throws(AuthenticatorError) in try takeOut(mechanism, from: storage) }
+    }
+
+    private func takeOut(_ mechanism: Mechanism, from storage: any StorageClient) throws(AuthenticatorError) -> Mechanism? {
+        var current = mechanism
+        for _ in 0..<1000 {
+            for notification in storage.getAllNotificationsForMechanism(mechanism: current) {
+                try write(storage.removeNotification(notification: notification), "remove a notification", storage)
+            }
+            do {
+                if try storage.removeMechanismIfUnchanged(current) { return current }
+            } catch {
+                if case .mechanismNotFound? = error as? StorageClientError { return nil }
+                throw .storageFailed(operation: "take out the \(current.type.rawValue) mechanism", cause: error)
+            }
+            guard let again = storage.getMechanismForUUID(uuid: current.mechanismUUID) else { return nil }
+            current = again
+        }
+        throw .storageFailed(operation: "take out the \(current.type.rawValue) mechanism while its HOTP counter kept moving", cause: nil)
+    }
+
+    /// `mechanism`, with the counter of the HOTP mechanism of the same secret among `replaced`
+    /// when that is higher: a counter never goes back.
+    static func carryingCounter(of replaced: [Mechanism], to mechanism: Mechanism) -> Mechanism {
+        guard mechanism.type == .hotp,
+              let floor = replaced.filter({ $0.type == .hotp && $0.secret == mechanism.secret }).map(\.counter).max(),
+              floor > mechanism.counter else { return mechanism }
+        var carried = mechanism
+        carried.counter = floor
+        return carried
     }
 
     /// Inserts `mechanisms` with ``StorageClient/insertMechanism(_:)``, which never replaces a
@@ -114,7 +165,8 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// cannot be inserted, those this call inserted are removed again, by their ids.
     private func insert(_ mechanisms: [Mechanism], into storage: any StorageClient, accountIsNew: Bool) throws(AuthenticatorError) {
         var inserted: [Mechanism] = []
-        for mechanism in mechanisms {
+        for var mechanism in mechanisms {
+            if mechanism.type == .hotp, let floor = counterFloor?(mechanism), floor > mechanism.counter { mechanism.counter = floor }
             do {
                 try storage.insertMechanism(mechanism)
                 inserted.append(mechanism)
@@ -136,16 +188,20 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// ``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)``. An unreadable one is
     /// never replaced. A mechanism UUID that another object holds is refused with
     /// ``AuthenticatorError/storageFailed(operation:cause:)`` whose cause is
-    /// ``StorageClientError/uuidTaken(uuid:)``.
-    public func add(account: Account, mechanism: Mechanism, replacing: Bool = false) throws(AuthenticatorError) {
+    /// ``StorageClientError/uuidTaken(uuid:)``. Returns what it replaced, as ``takeOut(_:)``
+    /// took it out; a HOTP mechanism of the same secret passes its counter on.
+    @discardableResult
+    public func add(account: Account, mechanism: Mechanism, replacing: Bool = false) throws(AuthenticatorError) -> [Mechanism] {
         try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: account.identifier)
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
-            if replacing, let clash = current.first(where: { $0.type == mechanism.type }) {
-                try write(storage.removeMechanism(mechanism: clash), "replace the \(clash.type.rawValue) mechanism", storage)
+            var replaced: [Mechanism] = []
+            if replacing, let clash = current.first(where: { $0.type == mechanism.type }), let taken = try takeOut(clash, from: storage) {
+                replaced.append(taken)
             }
-            try insert([mechanism], into: storage, accountIsNew: existing == nil)
+            try insert([Self.carryingCounter(of: replaced, to: mechanism)], into: storage, accountIsNew: existing == nil)
             if existing == nil { try write(storage.setAccount(account: account), "store the account", storage) }
+            return replaced
         }
     }
 

@@ -60,7 +60,9 @@ extension AuthenticatorClient {
                 var renumbered = false
                 for var mechanism in parsed.mechanisms {
                     if let uuid, parsed.mechanisms.count == 1 { mechanism.mechanismUUID = uuid }
-                    renumbered = try addRenumberingOnClash(account: parsed.account, mechanism: mechanism, replacing: overwrite) || renumbered
+                    let added = try addRenumberingOnClash(account: parsed.account, mechanism: mechanism, replacing: overwrite)
+                    renumbered = added.renumbered || renumbered
+                    report.replaced += added.replaced
                 }
                 if renumbered { report.renumbered.append(title) }
                 report.imported.append(title)

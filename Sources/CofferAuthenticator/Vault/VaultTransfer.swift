@@ -16,6 +16,9 @@ public struct VaultImportReport: Sendable, Equatable {
     /// Entries imported under a new id, because the vault's id already belonged to another
     /// stored object (which is left as it was). Also listed in ``imported``.
     public var renumbered: [String] = []
+    /// The mechanisms `overwrite` replaced, each as it was when it was taken out (what an undo
+    /// keeps).
+    public var replaced: [Mechanism] = []
 }
 
 extension AuthenticatorClient {
@@ -26,16 +29,14 @@ extension AuthenticatorClient {
 
     /// Adds the mechanism; when its id belongs to another stored object, which is never replaced,
     /// adds it under a new id instead and returns `true`.
-    func addRenumberingOnClash(account: Account, mechanism: Mechanism, replacing: Bool) throws(AuthenticatorError) -> Bool {
+    func addRenumberingOnClash(account: Account, mechanism: Mechanism, replacing: Bool) throws(AuthenticatorError) -> (renumbered: Bool, replaced: [Mechanism]) {
         do {
-            try add(account: account, mechanism: mechanism, replacing: replacing)
-            return false
+            return (false, try add(account: account, mechanism: mechanism, replacing: replacing))
         } catch {
             guard case .storageFailed(_, let cause) = error, case .uuidTaken? = cause as? StorageClientError else { throw error }
             var renumbered = mechanism
             renumbered.mechanismUUID = UUID().uuidString
-            try add(account: account, mechanism: renumbered, replacing: replacing)
-            return true
+            return (true, try add(account: account, mechanism: renumbered, replacing: replacing))
         }
     }
 

@@ -20,8 +20,30 @@ struct CompletionCommand: ParsableCommand {
     @Argument(help: "The shell: bash, zsh or fish.") var shell: CompletionShell
 
     func run() throws {
-        StandardStreams.control(Coffer.completionScript(for: shell))
+        StandardStreams.control(Self.script(for: shell))
         try StandardStreams.flushOutput()
+    }
+
+    /// swift-argument-parser's script for `shell`; for bash, account names are offered as
+    /// `coffer` matched them (anywhere in the name, any case) instead of only those that start
+    /// with what was typed, which bash's `compgen` would keep.
+    static func script(for shell: CompletionShell) -> String {
+        let script = Coffer.completionScript(for: shell)
+        guard shell == .bash else { return script }
+        let filtered = #"__coffer_add_completions -W "$(__coffer_custom_complete "#
+        let unfiltered = #"__coffer_add_matches "$(__coffer_custom_complete "#
+        let helper = """
+            # Account names as coffer matched them (not filtered again by prefix).
+            __coffer_add_matches() {
+                local match
+                while IFS='' read -r match; do
+                    [[ -n "${match}" ]] && COMPREPLY+=("${match}")
+                done <<< "${1}"
+            }
+
+            """
+        return script.replacingOccurrences(of: filtered, with: unfiltered)
+            .replacingOccurrences(of: "__coffer_custom_complete() {", with: helper + "__coffer_custom_complete() {")
     }
 }
 

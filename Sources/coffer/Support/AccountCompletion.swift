@@ -2,7 +2,8 @@ import CofferAuthenticator
 import CofferStorage
 import Foundation
 
-/// Account names for shell completion (`coffer code <TAB>`).
+/// Account names for shell completion (`coffer code <TAB>`), matched as queries are: part of the
+/// issuer or account name, case and accents folded (`git<TAB>` offers `GitHub: alice`).
 ///
 /// Runs inside `coffer` when the shell asks. It reads only the account names from the database
 /// in the data directory the command line names so far (no key, no keyring, nothing created:
@@ -21,6 +22,7 @@ enum AccountCompletion {
         else { return [] }
         // Escaped as everything the tool prints: the shell shows the candidates, and a name with a
         // line feed would be two of them.
-        return titles.map { TerminalText.escaped($0) }.filter { prefix.isEmpty || $0.lowercased().hasPrefix(prefix.lowercased()) }.sorted()
+        let escaped = titles.map { TerminalText.escaped($0) }
+        return AccountQuery.matchingTitles(prefix, in: escaped).sorted()
     }
 }

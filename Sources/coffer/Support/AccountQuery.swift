@@ -28,6 +28,14 @@ enum AccountQuery {
         return entries
     }
 
+    /// The `Issuer: account` titles that `query` matches as a query would (part of either name,
+    /// folded), for completion.
+    static func matchingTitles(_ query: String, in titles: [String]) -> [String] {
+        let folded = fold(query)
+        guard !folded.isEmpty else { return titles }
+        return titles.filter { fold($0).contains(folded) }
+    }
+
     /// `entries` by issuer, then account name, as shown (case and accents folded), then by when
     /// they were added: the order `list` and `code` print.
     static func sorted(_ entries: [AccountEntry]) -> [AccountEntry] {

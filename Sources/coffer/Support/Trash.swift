@@ -1,7 +1,9 @@
-import CofferMFAEngine
 import CofferAuthenticator
+import CofferMFAEngine
 import CofferStorage
+import Crypto
 import Foundation
+import Synchronization
 
 /// What `remove`, `add --replace`, an overwriting `import` and `rename` take away, kept for
 /// ``Trash/keepDays`` days so `coffer restore` can bring it back.
@@ -14,7 +16,13 @@ struct Trash {
     /// How long an entry is kept: `COFFER_TRASH_DAYS` (0 to 365; 0 keeps nothing past the
     /// command that put it there), else 30 days.
     static var keepDays: Int {
-        ProcessInfo.processInfo.environment["COFFER_TRASH_DAYS"].flatMap(Int.init).flatMap { (0...365).contains($0) ? $0 : nil } ?? 30
+        get throws {
+            guard let text = ProcessInfo.processInfo.environment["COFFER_TRASH_DAYS"] else { return 30 }
+            guard let days = Int(text), (0...365).contains(days) else {
+                throw CommandFailure.usage("COFFER_TRASH_DAYS is '\(text.prefix(20))'; it must be a number of days from 0 to 365")
+            }
+            return days
+        }
     }
 
     /// One thing taken away.
@@ -41,11 +49,13 @@ struct Trash {
         encryptor = sqlite.encryptor
     }
 
-    /// Forgets every entry now (`coffer trash --empty`); returns how many there were.
+    /// Forgets every entry now (`coffer trash --empty`), damaged files too (the secrets in them
+    /// are to go); returns how many files went. Their HOTP counters stay remembered.
     func empty() throws -> Int {
-        let all = try read()
-        for entry in all { try remove(entry.id) }
-        return all.count
+        let (entries, damaged) = try read()
+        try CounterMemory(trash: self).remember(entries.flatMap(\.mechanisms))
+        for name in entries.map(\.id) + damaged.map(\.name) { try remove(name) }
+        return entries.count + damaged.count
     }
 
     /// Keeps `account` and `mechanisms`, taken away for `reason`; returns the entry's id.
@@ -54,45 +64,79 @@ struct Trash {
         try FileTrust.prepareDirectory(directory)
         let id = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
         let entry = Entry(id: id, trashedAt: now, reason: reason, account: account, mechanisms: mechanisms)
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970  // with its fraction: entries of one second keep their order
-        let sealed = try SyncBridge.run { try await encryptor.encrypt(data: try encoder.encode(entry)) }
-        try PrivateFile.create(sealed, at: directory.appendingPathComponent(id).path)
+        try PrivateFile.create(try seal(entry), at: directory.appendingPathComponent(id).path)
+        try CounterMemory(trash: self).remember(mechanisms)
         try purge(now: now, sparing: id)
         return id
     }
 
-    /// Every entry, newest first, after purging the expired ones. An entry that cannot be opened
-    /// is an error naming its file: nothing is skipped silently.
+    /// Every entry that opens, newest first, after purging the expired ones; the files that do
+    /// not open (damaged, swapped, planted) are in ``damaged()``, and block nothing.
     func entries(now: Date = Date()) throws -> [Entry] {
         try purge(now: now)
-        return try read().sorted { $0.trashedAt > $1.trashedAt }
+        return try read().entries.sorted { $0.trashedAt > $1.trashedAt }
     }
 
-    /// Forgets the entry `id` (after it was restored).
+    /// The files in the trash that do not open as entries, each with why.
+    func damaged() throws -> [(name: String, why: String)] {
+        try read().damaged
+    }
+
+    /// Forgets the entry `id` (after it was restored); a file that is not an entry (a directory
+    /// someone put there) is refused.
     func remove(_ id: String) throws {
         let path = directory.appendingPathComponent(id).path
         guard unlink(path) == 0 || errno == ENOENT else { throw StorageError.io(operation: "remove", path: path, code: errno) }
     }
 
-    private func read() throws -> [Entry] {
-        guard try FileTrust.checkExistingDirectory(directory.path) else { return [] }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(Self.isID).map { id in
-            let path = directory.appendingPathComponent(id).path
-            guard let sealed = try PrivateFile.read(path, limit: 1 << 20) else { throw StorageError.io(operation: "read", path: path, code: ENOENT) }
-            let entry = try decoder.decode(Entry.self, from: try SyncBridge.run { try await encryptor.decrypt(data: sealed) })
-            guard entry.id == id else {
-                throw StorageError.identityMismatch(location: path, expected: id, found: entry.id)
-            }
-            return entry
-        }
+    /// Rewrites the entry `id` with `mechanisms` as they were finally taken out.
+    func update(_ id: String, account: Account, mechanisms: [Mechanism], reason: String, trashedAt: Date) throws {
+        let entry = Entry(id: id, trashedAt: trashedAt, reason: reason, account: account, mechanisms: mechanisms)
+        try PrivateFile.write(try seal(entry), to: directory.appendingPathComponent(id).path)
     }
 
+    private func seal(_ entry: Entry) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970  // with its fraction: entries of one second keep their order
+        return try SyncBridge.run { try await encryptor.encrypt(data: try encoder.encode(entry)) }
+    }
+
+    private func read() throws -> (entries: [Entry], damaged: [(name: String, why: String)]) {
+        guard try FileTrust.checkExistingDirectory(directory.path) else { return ([], []) }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        var entries: [Entry] = [], damaged: [(name: String, why: String)] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where !name.hasPrefix(".") {
+            let path = directory.appendingPathComponent(name).path
+            do {
+                guard Self.isID(name) else { throw TrashFileProblem(why: "its name is not a trash entry's") }
+                guard let sealed = try PrivateFile.read(path, limit: 1 << 20) else { continue }
+                let opened: Data
+                do {
+                    opened = try SyncBridge.run { try await encryptor.decrypt(data: sealed) }
+                } catch {
+                    throw TrashFileProblem(why: "it does not open with the accounts' key (changed, or from another store)")
+                }
+                guard let entry = try? decoder.decode(Entry.self, from: opened) else { throw TrashFileProblem(why: "it is not a trash entry") }
+                guard entry.id == name else { throw TrashFileProblem(why: "it holds the entry \(entry.id), not \(name) (renamed or swapped)") }
+                entries.append(entry)
+            } catch let problem as TrashFileProblem {
+                damaged.append((name, problem.why))
+            } catch {
+                damaged.append((name, (error as? LocalizedError)?.errorDescription ?? "\(error)"))
+            }
+        }
+        return (entries, damaged)
+    }
+
+    private struct TrashFileProblem: Error { let why: String }
+
     private func purge(now: Date, sparing kept: String? = nil) throws {
-        let limit = now.addingTimeInterval(-Double(Self.keepDays) * 86_400)
-        for entry in try read() where entry.trashedAt < limit && entry.id != kept { try remove(entry.id) }
+        let limit = now.addingTimeInterval(-Double(try Self.keepDays) * 86_400)
+        for entry in try read().entries where entry.trashedAt < limit && entry.id != kept {
+            try CounterMemory(trash: self).remember(entry.mechanisms)
+            try remove(entry.id)
+        }
     }
 
     private static func isID(_ name: String) -> Bool {
@@ -100,67 +144,83 @@ struct Trash {
     }
 }
 
-/// HOTP counters never go back: a mechanism restored, or imported from an older backup, keeps
-/// the highest counter the store has seen for it (the same secret, issuer and account, in the
-/// store or its trash), so no code the server has seen is issued again.
-enum CounterFloor {
-    /// The highest counter among `seen` for `mechanism`'s secret, issuer and account.
-    static func highest(for mechanism: Mechanism, in seen: [Mechanism]) -> UInt64 {
-        seen.filter { $0.type == .hotp && $0.secret == mechanism.secret && $0.issuer == mechanism.issuer && $0.accountName == mechanism.accountName }
-            .map(\.counter).max() ?? 0
+/// The highest counter each HOTP secret was seen with when it left the store (removed,
+/// replaced, purged from the trash): `<data-dir>/hotp-counters`, sealed like the accounts, keyed
+/// by the SHA-256 of the secret, and never lowered. It outlives the trash, so a secret added
+/// again after the trash was emptied still carries on where it left off.
+struct CounterMemory {
+    let file: URL
+    let encryptor: any Encryptor
+
+    init(trash: Trash) {
+        file = trash.directory.deletingLastPathComponent().appendingPathComponent("hotp-counters")
+        encryptor = trash.encryptor
     }
 
-    /// Moves every HOTP mechanism in `storage` up to the highest counter `seen` holds for it,
-    /// one atomic claim at a time (never down); returns the titles of those moved.
-    @discardableResult
-    static func raise(in storage: any StorageClient, seen: [Mechanism]) throws -> [String] {
-        var moved: [String] = []
-        for account in storage.getAllAccounts() {
-            for mechanism in storage.getMechanismsForAccount(account: account) where mechanism.type == .hotp {
-                let floor = highest(for: mechanism, in: seen)
-                guard mechanism.counter < floor else { continue }
-                var stored = mechanism.counter
-                while stored < floor {
-                    stored = try storage.advanceCounter(mechanismUUID: mechanism.mechanismUUID).counter + 1
-                }
-                moved.append(AccountQuery.title(account))
-            }
-        }
-        return moved
+    /// Remembers the counters of the HOTP mechanisms among `mechanisms` (a higher one wins),
+    /// under an exclusive lock: two commands at once lose neither's.
+    func remember(_ mechanisms: [Mechanism]) throws {
+        let counters = mechanisms.filter { $0.type == .hotp }.compactMap { m in Self.key(m).map { ($0, m.counter) } }
+        guard !counters.isEmpty else { return }
+        let lock = FileLock(path: file.deletingLastPathComponent().appendingPathComponent(".hotp-counters.lock").path)
+        let held = try SyncBridge.run { try await lock.exclusive() }
+        defer { held.release() }
+        var all = try read()
+        for (key, counter) in counters where counter > all[key] ?? 0 { all[key] = counter }
+        let plain = try JSONEncoder().encode(all)
+        let sealed = try SyncBridge.run { try await encryptor.encrypt(data: plain) }
+        try PrivateFile.write(sealed, to: file.path)
+    }
+
+    /// Every remembered counter, by the secret's key.
+    func read() throws -> [String: UInt64] {
+        guard let sealed = try PrivateFile.read(file.path, limit: 16 << 20) else { return [:] }
+        return try JSONDecoder().decode([String: UInt64].self, from: try SyncBridge.run { try await encryptor.decrypt(data: sealed) })
+    }
+
+    /// The key of `mechanism`'s secret: SHA-256 of its bytes, so two spellings of one secret
+    /// (case, spaces, padding) are one.
+    static func key(_ mechanism: Mechanism) -> String? {
+        guard let bytes = try? Base32.decode(mechanism.secret) else { return nil }
+        return SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }
 
-/// What a command that may replace mechanisms (`add --replace`, `import --overwrite`, and any add
-/// or import of a HOTP account seen before) must settle afterwards: the mechanisms it replaced go
-/// to the trash, and HOTP counters are raised to the highest the store or its trash has seen.
-struct ReplacementGuard {
-    private let before: [(account: Account, mechanism: Mechanism)]
+/// HOTP counters never go back: a mechanism added, restored or imported with a secret seen
+/// before starts at the highest counter that secret was seen with (in the store, its trash or
+/// ``CounterMemory``), so no code the server has seen is issued again. Applied by
+/// `AuthenticatorClient` before each mechanism is stored (its `counterFloor`).
+final class CounterFloor: @unchecked Sendable {
+    // @unchecked Sendable: `storage` (a StorageClient need not be Sendable) is only called from
+    // `floor(for:)` with `floors`' lock held; `trash` is immutable.
+    private let floors: Mutex<[String: UInt64]?> = Mutex(nil)
+    private let storage: any StorageClient
+    private let trash: Trash?
 
-    /// Takes stock of every mechanism in `storage` before the change.
-    init(_ storage: any StorageClient) {
-        before = storage.getAllAccounts().flatMap { account in
-            storage.getMechanismsForAccount(account: account).map { (account, $0) }
+    init(storage: any StorageClient, trash: Trash?) {
+        self.storage = storage
+        self.trash = trash
+    }
+
+    /// The floor for `mechanism`: read once per command (every secret's highest counter), then
+    /// raised by what this command stores.
+    func floor(for mechanism: Mechanism) -> UInt64 {
+        guard let key = CounterMemory.key(mechanism) else { return 0 }
+        return floors.withLock { cached in
+            if cached == nil { cached = Self.collect(storage, trash) }
+            let floor = cached?[key] ?? 0
+            cached?[key] = max(floor, mechanism.counter)
+            return floor
         }
     }
 
-    /// After the change: trashes what it replaced (for `reason`), raises HOTP counters, and
-    /// returns what to tell the person.
-    func settle(_ storage: any StorageClient, trash: Trash?, reason: String) throws -> [String] {
-        var notes: [String] = []
-        let replaced = before.filter { old in
-            guard let now = storage.getMechanismForUUID(uuid: old.mechanism.mechanismUUID) else { return true }
-            return now.secret != old.mechanism.secret || now.type != old.mechanism.type
+    private static func collect(_ storage: any StorageClient, _ trash: Trash?) -> [String: UInt64] {
+        var all = (try? trash.map { try CounterMemory(trash: $0).read() } ?? [:]) ?? [:]
+        let stored = storage.getAllAccounts().flatMap { storage.getMechanismsForAccount(account: $0) }
+        let trashed = ((try? trash?.entries()) ?? []).flatMap(\.mechanisms)
+        for mechanism in stored + trashed where mechanism.type == .hotp {
+            if let key = CounterMemory.key(mechanism) { all[key] = max(all[key] ?? 0, mechanism.counter) }
         }
-        if let trash {
-            for group in Dictionary(grouping: replaced, by: { $0.account.identifier }).values {
-                let id = try trash.put(group[0].account, group.map(\.mechanism), reason: reason)
-                notes.append("\(AccountQuery.title(group[0].account)): what it replaced is in the trash; coffer restore \(id) brings it back")
-            }
-        }
-        let seen = before.map(\.mechanism) + ((try? trash?.entries()) ?? []).flatMap(\.mechanisms)
-        for title in try CounterFloor.raise(in: storage, seen: seen) {
-            notes.append("\(title): its HOTP counter was raised to the highest this store has seen, so no code is issued twice")
-        }
-        return notes
+        return all
     }
 }

@@ -51,27 +51,28 @@ struct AddCommand: AsyncParsableCommand {
             let keyBefore = options.recordedKeyLocation()
             let (authenticator, storage) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
-            let guarded = ReplacementGuard(storage)
-            defer {
-                do {
-                    for note in try guarded.settle(storage, trash: Trash(storage: storage, dataDirectory: options.data.directory),
-                                                   reason: "replaced by add --replace") {
-                        StandardStreams.note("coffer: note: \(note)")
-                    }
-                } catch {
-                    StandardStreams.note("coffer: warning: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
-                }
-            }
+            let trash = Trash(storage: storage, dataDirectory: options.data.directory)
             var failures = 0
             for (number, uri) in numbered {
                 do {
                     try Self.checkLooksLikeURI(uri)
                     let entry: AccountEntry
                     do {
-                        entry = try authenticator.addAccount(uri: uri, replacing: replace)
+                        if replace {
+                            let (added, replaced) = try authenticator.replaceAccount(uri: uri)
+                            entry = added
+                            if let trash, !replaced.isEmpty {
+                                let id = try trash.put(added.account, replaced, reason: "replaced by add --replace")
+                                StandardStreams.note("coffer: note: what \(AccountQuery.title(added.account)) had is in the trash; "
+                                    + "coffer restore \(id) --replace brings it back")
+                            }
+                        } else {
+                            entry = try authenticator.addAccount(uri: uri)
+                        }
                     } catch AuthenticatorError.duplicateMechanism(let type, let issuer, let accountName) {
                         throw CommandFailure("\(issuer): \(accountName) already has a \(type.rawValue.uppercased()) mechanism. "
-                            + "To enrol it again with a new QR code, add it with --replace; to keep both, remove the old one first.")
+                            + (replace ? "It could not be read, and Coffer never replaces what it cannot read: see coffer doctor."
+                               : "To enrol it again with a new QR code, add it with --replace; to keep both, remove the old one first."))
                     }
                     if json {
                         try JSONOutput.print(AccountSummary(entry, showSecrets: false))

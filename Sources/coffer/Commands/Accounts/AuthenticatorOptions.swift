@@ -110,7 +110,9 @@ struct AuthenticatorOptions: ParsableArguments {
         case .keychain: storage = try KeychainStorageClient.make(logger: logger)
         case .postgres: storage = try PostgresBackend.open(directory: data.directory, logger: logger)
         }
-        return (AuthenticatorClient(storage: storage, logger: logger), storage)
+        // A HOTP secret seen before starts where it left off, whatever adds it (see CounterFloor).
+        let floor = CounterFloor(storage: storage, trash: Trash(storage: storage, dataDirectory: data.directory))
+        return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { floor.floor(for: $0) }), storage)
     }
 }
 

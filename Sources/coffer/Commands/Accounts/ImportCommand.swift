@@ -71,10 +71,15 @@ struct ImportCommand: AsyncParsableCommand {
             let keyBefore = options.recordedKeyLocation()
             let (authenticator, storage) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
-            let guarded = ReplacementGuard(storage)
             var report = try authenticator.importEntries(contents.entries, overwrite: overwrite)
-            report.notes += try guarded.settle(storage, trash: Trash(storage: storage, dataDirectory: options.data.directory),
-                                               reason: "overwritten by import")
+            if let trash = Trash(storage: storage, dataDirectory: options.data.directory) {
+                for group in Dictionary(grouping: report.replaced, by: { Account.identifier(issuer: $0.issuer, accountName: $0.accountName) }).values {
+                    let account = storage.getAccount(accountIdentifier: Account.identifier(issuer: group[0].issuer, accountName: group[0].accountName))
+                        ?? Account(issuer: group[0].issuer, accountName: group[0].accountName)
+                    let id = try trash.put(account, group, reason: "overwritten by import")
+                    report.notes.append("\(AccountQuery.title(account)): what it had is in the trash; coffer restore \(id) --replace brings it back")
+                }
+            }
             report.notes += contents.notes
             print("Imported \(report.imported.count) account(s) from the \(files.count > 1 ? "\(files.count) \(name == "files" ? "files" : "\(name)s")" : name).")
             for title in report.imported where !report.renumbered.contains(title) { print("  imported: \(title)") }

@@ -32,9 +32,21 @@ struct RemoveCommand: AsyncParsableCommand {
                 guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was removed") }
             }
             // Into the trash first: a removal that fails after it leaves a copy, never a loss.
-            let id = try trash?.put(entry.account, entry.mechanisms, reason: "removed")
+            // Then each mechanism is taken out as it is at that moment (a HOTP code issued
+            // meanwhile is seen), and the entry is rewritten with the counters it ended with.
+            let trashedAt = Date()
+            let id = try trash?.put(entry.account, entry.mechanisms, reason: "removed", now: trashedAt)
+            var taken: [Mechanism] = []
+            for mechanism in entry.mechanisms {
+                if let out = try authenticator.takeOut(mechanism) { taken.append(out) }
+            }
+            if let trash, let id {
+                try trash.update(id, account: entry.account, mechanisms: taken, reason: "removed", trashedAt: trashedAt)
+                try CounterMemory(trash: trash).remember(taken)
+            }
             try authenticator.removeAccount(entry.account)
-            print("Removed \(AccountQuery.title(entry.account))." + (id.map { " coffer restore \($0) brings it back (kept \(Trash.keepDays) days)." } ?? ""))
+            let days = try Trash.keepDays
+            print("Removed \(AccountQuery.title(entry.account))." + (id.map { " coffer restore \($0) brings it back (kept \(days) days)." } ?? ""))
         }
     }
 }

@@ -44,6 +44,11 @@ struct TrashCommand: AsyncParsableCommand {
                 return
             }
             let entries = try trash.entries()
+            let damaged = try trash.damaged()
+            for file in damaged {
+                StandardStreams.note("coffer: warning: trash/\(file.name) is not an entry that opens (\(file.why)); move it aside to keep it, "
+                    + "or coffer trash --empty purges it with the rest")
+            }
             let listed = entries.map {
                 Listed(id: $0.id, trashedAt: $0.trashedAt, reason: $0.reason, issuer: $0.account.shownIssuer,
                        accountName: $0.account.shownAccountName, types: $0.mechanisms.map(\.type.rawValue))
@@ -89,7 +94,7 @@ struct RestoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (_, storage) = try options.open()
+            let (authenticator, storage) = try options.open()
             guard let trash = Trash(storage: storage, dataDirectory: options.data.directory) else {
                 throw CommandFailure("only the sqlite backend keeps a trash")
             }
@@ -101,7 +106,7 @@ struct RestoreCommand: AsyncParsableCommand {
             if entry.mechanisms.isEmpty {
                 try restoreNames(entry, storage, trash)
             } else {
-                try restoreMechanisms(entry, storage, trash, seen: entries.flatMap(\.mechanisms))
+                try restoreMechanisms(entry, authenticator, storage, trash)
             }
             try trash.remove(entry.id)
             print("Restored \(title) (\(entry.reason) \(entry.trashedAt.formatted(.relative(presentation: .named)))).")
@@ -119,30 +124,22 @@ struct RestoreCommand: AsyncParsableCommand {
         }
     }
 
-    private func restoreMechanisms(_ entry: Trash.Entry, _ storage: any StorageClient, _ trash: Trash, seen: [Mechanism]) throws {
+    private func restoreMechanisms(_ entry: Trash.Entry, _ authenticator: AuthenticatorClient, _ storage: any StorageClient,
+                                   _ trash: Trash) throws {
         let existing = storage.getAccount(accountIdentifier: entry.account.identifier)
         let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
-        let clashing = current.filter { now in entry.mechanisms.contains { $0.type == now.type } }
-        if !clashing.isEmpty {
-            guard replace else {
-                throw CommandFailure("\(AccountQuery.title(entry.account)) has a \(clashing[0].type.rawValue.uppercased()) mechanism again; "
-                    + "coffer restore \(entry.id) --replace puts the old one back in its place (the current one goes to the trash)")
-            }
-            try trash.put(existing ?? entry.account, clashing, reason: "replaced by restore")
-            for mechanism in clashing {
-                guard storage.removeMechanism(mechanism: mechanism) else {
-                    throw CommandFailure("the current mechanism could not be taken away; nothing was restored")
-                }
-            }
+        if let clash = current.first(where: { now in entry.mechanisms.contains { $0.type == now.type } }), !replace {
+            throw CommandFailure("\(AccountQuery.title(entry.account)) has a \(clash.type.rawValue.uppercased()) mechanism again; "
+                + "coffer restore \(entry.id) --replace puts the old one back in its place (the current one goes to the trash)")
         }
-        if existing == nil, !storage.setAccount(account: entry.account) {
-            throw CommandFailure("the account could not be stored; nothing was restored")
+        // Through the client: a mechanism it replaces is taken out as it is at that moment (its
+        // last counter kept), and a HOTP counter starts at the highest its secret was seen with.
+        var replaced: [Mechanism] = []
+        for mechanism in entry.mechanisms {
+            replaced += try authenticator.add(account: existing ?? entry.account, mechanism: mechanism, replacing: replace)
         }
-        // The highest counter seen: in the trash, what is stored now, and what this entry holds.
-        let allSeen = seen + current
-        for var mechanism in entry.mechanisms {
-            mechanism.counter = max(mechanism.counter, CounterFloor.highest(for: mechanism, in: allSeen))
-            try storage.insertMechanism(mechanism)
+        if !replaced.isEmpty {
+            try trash.put(existing ?? entry.account, replaced, reason: "replaced by restore")
         }
     }
 }
