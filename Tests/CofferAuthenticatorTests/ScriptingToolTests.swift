@@ -110,8 +110,8 @@ struct ScriptingToolTests {
             """, scratch: scratch)
         let out = result.stdout
         #expect(result.status == 0, "\(out) \(result.stderr)")
-        #expect(out.contains("Valid: the current code of Deno: Ada.") && out.contains("current=0"), "\(out)")
-        #expect(out.contains("previous=1") && out.contains("Valid: the code 1 step ago of Deno: Ada.") && out.contains("window=0"), "\(out)")
+        #expect(out.contains("Valid: the code of Deno: Ada at the time given.") && out.contains("current=0"), "\(out)")
+        #expect(out.contains("previous=1") && out.contains("Valid: the code of Deno: Ada 1 step before the time given.") && out.contains("window=0"), "\(out)")
         #expect(out.contains("hotp-ahead=1") && out.contains("hotp-window=0") && out.contains("counter was not moved"), "\(out)")
         let counters = out.split(separator: "\n").filter { $0.contains("\"counter\"") }.map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(counters == ["\"counter\" : 0,", "\"counter\" : 3,", "\"counter\" : 3,"], "0 until --resync, then past 2, never back: \(counters)")

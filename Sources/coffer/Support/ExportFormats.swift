@@ -19,6 +19,9 @@ struct ExportFormats {
                 return (entry.account, shown)
             }
         }
+        guard !exported.isEmpty else {
+            throw CommandFailure.noMatch("there are no HOTP or TOTP accounts to export; nothing was written")
+        }
         var notExported = entries.flatMap { entry in
             entry.mechanisms.filter { $0.type == .push }.map { _ in "\(AccountQuery.title(entry.account)) (push): push mechanisms cannot be exported" }
         }

@@ -81,7 +81,7 @@ struct ImportCommand: AsyncParsableCommand {
                 }
             }
             report.notes += contents.notes
-            print("Imported \(report.imported.count) account(s) from the \(files.count > 1 ? "\(files.count) \(name == "files" ? "files" : "\(name)s")" : name).")
+            print("Imported \(report.imported.count) account(s) from " + (files.count > 1 ? "\(files.count) files (\(name))." : "the \(name)."))
             for title in report.imported where !report.renumbered.contains(title) { print("  imported: \(title)") }
             for title in report.renumbered { print("  imported under a new id (its id belongs to another stored account): \(title)") }
             for title in report.skippedExisting { print("  skipped (already there; --overwrite replaces): \(title)") }

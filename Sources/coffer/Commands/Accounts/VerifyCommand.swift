@@ -57,7 +57,8 @@ struct VerifyCommand: AsyncParsableCommand {
                 }
             }
             let hint = mechanisms.contains { $0.type == .hotp }
-                ? " (--window N also accepts the N codes after the next one)" : " now (--window N also accepts codes N steps either side)"
+                ? " (--window N also accepts the N codes after the next one)"
+                : " \(at == nil ? "now" : "at the time given") (--window N also accepts codes N steps either side)"
             throw CommandFailure("\(code) is not a valid code for \(title)" + (window == 0 ? hint : " within a window of \(window)"))
         }
     }
@@ -91,8 +92,10 @@ struct VerifyCommand: AsyncParsableCommand {
     private func report(_ found: Match, _ mechanism: Mechanism, title: String, _ storage: any StorageClient) throws {
         switch found {
         case .step(let step):
-            let when = step == 0 ? "the current code" : "the code \(abs(step)) step\(abs(step) == 1 ? "" : "s") \(step < 0 ? "ago" : "ahead")"
-            print("Valid: \(when) of \(title).")
+            let moment = at == nil ? "now" : "the time given"
+            let steps = "\(abs(step)) step\(abs(step) == 1 ? "" : "s") \(step < 0 ? "before" : "after") \(moment)"
+            print(step == 0 && at == nil ? "Valid: the current code of \(title)."
+                  : "Valid: the code of \(title) \(step == 0 ? "at \(moment)" : steps).")
         case .counter(let value):
             guard resync else {
                 print("Valid: the code for HOTP counter \(value) of \(title) (the next is \(mechanism.counter)); the counter was not moved, --resync moves it.")
