@@ -43,12 +43,7 @@ public enum PrivateFile {
         let temporary = try durableTemporary(data, beside: path)
         defer { unlink(temporary) }
         if link(temporary, path) != 0 {
-            if errno == EEXIST {
-                var info = stat()
-                let found = lstat(path, &info) == 0
-                throw .untrusted(path: path, owner: found ? UInt32(info.st_uid) : 0, mode: found ? UInt32(info.st_mode) & 0o7777 : 0,
-                                 reason: "something is already there, and Coffer never replaces it")
-            }
+            if errno == EEXIST { throw occupied(path, "something is already there, and Coffer never replaces it") }
             throw .io(operation: "create", path: path, code: errno)
         }
         try POSIX.syncDirectory(directory)
@@ -61,12 +56,7 @@ public enum PrivateFile {
         let parent = FileTrust.parentDirectory(of: path)
         try FileTrust.checkCreatingIn(parent.isEmpty ? "." : parent)
         guard mkdir(path, 0o700) == 0 else {
-            if errno == EEXIST {
-                var info = stat()
-                let found = lstat(path, &info) == 0
-                throw .untrusted(path: path, owner: found ? UInt32(info.st_uid) : 0, mode: found ? UInt32(info.st_mode) & 0o7777 : 0,
-                                 reason: "something is already there, and Coffer writes into a new directory only")
-            }
+            if errno == EEXIST { throw occupied(path, "something is already there, and Coffer writes into a new directory only") }
             throw .io(operation: "create directory", path: path, code: errno)
         }
         // mkdir's mode is filtered by the umask; 0700 exactly, checked through a descriptor.
@@ -76,6 +66,14 @@ public enum PrivateFile {
         try POSIX.call("set permissions of", path) { fchmod(fd, 0o700) }
         try FileTrust.check(descriptor: fd, path: path, .directory)
         try POSIX.syncDirectory(parent.isEmpty ? "." : parent)
+    }
+
+    /// The refusal for a name that is taken, with what is there (its owner and mode).
+    private static func occupied(_ path: String, _ reason: String) -> StorageError {
+        var info = stat()
+        let found = lstat(path, &info) == 0
+        return .untrusted(path: path, owner: found ? UInt32(info.st_uid) : 0, mode: found ? UInt32(info.st_mode) & 0o7777 : 0,
+                          reason: reason)
     }
 
     /// Replaces the file at `path` with `data`.
