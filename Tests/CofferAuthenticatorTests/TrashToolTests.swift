@@ -49,6 +49,7 @@ struct TrashToolTests {
         #expect(out.contains("removed  Bank: bob (HOTP)"), "\(out)")
         let readd = out.components(separatedBy: "--- readd\n")[1].components(separatedBy: "--- restore")[0]
         #expect(readd.hasSuffix("359152\n"), "a re-added HOTP starts past the removed one's counter: \(readd)")
+        #expect(readd.contains("this secret was used before, so its HOTP counter goes on from 2, not 0"), "and says so: \(readd)")
         let restore = out.components(separatedBy: "--- restore\n")[1]
         #expect(restore.contains("has a HOTP mechanism again") && restore.contains("status=1"), "\(restore)")
         #expect(restore.contains("Restored Bank: bob (removed") && restore.contains("status=0"), "\(restore)")

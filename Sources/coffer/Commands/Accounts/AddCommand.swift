@@ -79,6 +79,7 @@ struct AddCommand: AsyncParsableCommand {
                     } else {
                         print("Added \(AccountQuery.title(entry.account)) (\(entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")))")
                     }
+                    Self.noteCounterFloor(uri: uri, entry: entry)
                 } catch {
                     guard uris.count > 1 else { throw error }
                     failures += 1
@@ -88,6 +89,16 @@ struct AddCommand: AsyncParsableCommand {
             }
             if failures > 0 { throw CommandFailure("\(failures) of \(uris.count) URIs were not added (see the lines above); the others were") }
         }
+    }
+
+    /// Says when a HOTP mechanism was stored with a higher counter than `uri` gave: its secret
+    /// was seen before (removed, replaced), and it goes on where it left off.
+    static func noteCounterFloor(uri: String, entry: AccountEntry) {
+        guard let asked = try? MechanismURI.parse(uri).mechanisms.first(where: { $0.type == .hotp }),
+              let stored = entry.mechanisms.first(where: { $0.type == .hotp && $0.secret == asked.secret }),
+              stored.counter > asked.counter else { return }
+        StandardStreams.note("coffer: note: \(AccountQuery.title(entry.account)): this secret was used before, so its HOTP counter "
+            + "goes on from \(stored.counter), not \(asked.counter): no code the server has seen is issued again")
     }
 
     /// Refuses, with the command that takes it, what people paste where a URI goes: a bare
