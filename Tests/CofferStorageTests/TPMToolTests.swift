@@ -181,7 +181,9 @@ struct TPMToolTests {
         tpm.thaw()
         #expect(frozen.stdout.contains("did not answer within 5 s") && frozen.stdout.contains("status=1"), "\(frozen.stdout)")
         #expect(frozen.stdout.split(separator: "\n").filter { $0.hasPrefix("coffer: ") }.count == 1, "\(frozen.stdout)")
-        #expect(elapsed < .seconds(9), "one deadline (5 s), not four: \(elapsed)")
+        // Four deadlines would be 20 s; one, plus a loaded CI machine's process start-ups, stays
+        // well under three (a 9 s bound failed once on a clean-clone run at 9.3 s).
+        #expect(elapsed < .seconds(15), "one deadline (5 s), not four: \(elapsed)")
         let thawed = try await Self.run(#""$COFFER" code | grep -c Deno"#, tpm: tpm, scratch: scratch)
         #expect(thawed.stdout.hasPrefix("4"), "all four open once the TPM answers: \(thawed.stdout)")
         ReliabilityReport.record("R11", "coffer code over 4 accounts with the TPM frozen (SIGSTOP)", tried: "1 command",
