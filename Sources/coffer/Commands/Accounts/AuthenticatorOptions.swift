@@ -166,29 +166,36 @@ extension UnreadableRecords {
     /// A file or directory of the key store that Coffer refused or could not open (its mode,
     /// owner, a link, a missing directory), somewhere inside `error`: its advice, which leads
     /// with what to do.
-    static func fileProblem(in error: Any, depth: Int = 0) -> String? {
-        if let found = error as? StorageError {
+    static func fileProblem(in error: Any) -> String? {
+        firstCause(in: error) { cause in
+            guard let found = cause as? StorageError else { return nil }
             switch found {
             case .untrusted, .io: return found.description
-            default: break
+            default: return nil
             }
         }
-        guard depth < 8 else { return nil }
-        for child in Mirror(reflecting: error).children {
-            if let found = fileProblem(in: child.value, depth: depth + 1) { return found }
-        }
-        return nil
     }
 
     /// The TPM's refusal, a wrong passphrase, or a missing PIN or passphrase, somewhere inside
     /// `error` (wrapped by the sealing and storage layers), in words.
-    static func keyProblem(in error: Any, depth: Int = 0) -> String? {
-        if let found = error as? TPMError { return found.description }
-        if let found = error as? CommandFailure { return found.description }
-        if let found = error as? WrappedKeyRingError { return found.description }
+    static func keyProblem(in error: Any) -> String? {
+        firstCause(in: error) { cause in
+            switch cause {
+            case let found as TPMError: found.description
+            case let found as CommandFailure: found.description
+            case let found as WrappedKeyRingError: found.description
+            default: nil
+            }
+        }
+    }
+
+    /// The words `describe` gives for the first of `error` and its causes (its children, as
+    /// the sealing and storage layers wrap them, up to 8 levels down) that it describes.
+    private static func firstCause(in error: Any, depth: Int = 0, _ describe: (Any) -> String?) -> String? {
+        if let found = describe(error) { return found }
         guard depth < 8 else { return nil }
         for child in Mirror(reflecting: error).children {
-            if let found = keyProblem(in: child.value, depth: depth + 1) { return found }
+            if let found = firstCause(in: child.value, depth: depth + 1, describe) { return found }
         }
         return nil
     }
