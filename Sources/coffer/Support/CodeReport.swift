@@ -1,7 +1,7 @@
 import CofferAuthenticator
 import Foundation
 
-/// One mechanism's code as `coffer code` reports it: a line of text, or an object of
+/// One mechanism's code as `coffer code` reports it: the cells of a line of text, or an object of
 /// `--json` (the scripting contract: the keys below stay, new ones may be added).
 struct CodeReport: Encodable {
     /// The mechanism's id: stable for the life of the account, across renames.
@@ -50,24 +50,18 @@ struct CodeReport: Encodable {
         self.now = now
     }
 
-    /// The line's cells, for columns: the title, then the rest.
+    /// The line's cells, for columns: `Issuer: account`, then the code and how long it is valid,
+    /// or why there is no code.
     var cells: [String] {
-        let title = "\(issuer): \(accountName)"
-        let rest = String(line.dropFirst(title.count + 2))
-        return [title, rest]
-    }
-
-    /// `Issuer: account  123456  17s left`, or why there is no code.
-    var line: String {
         let title = "\(issuer): \(accountName)"
         if let code {
             if let validFrom, let validUntil, !(validFrom...validUntil).contains(now) {
                 let format = Date.ISO8601FormatStyle()
-                return "\(title)  \(code)  valid \(validFrom.formatted(format)) to \(validUntil.formatted(format))"
+                return [title, "\(code)  valid \(validFrom.formatted(format)) to \(validUntil.formatted(format))"]
             }
-            return "\(title)  \(code)" + (secondsRemaining.map { "  \($0)s left" } ?? "")
+            return [title, code + (secondsRemaining.map { "  \($0)s left" } ?? "")]
         }
-        if let note { return "\(title)  (\(note))" }
-        return "\(title)  (no code: \(error ?? "unknown error"))"
+        if let note { return [title, "(\(note))"] }
+        return [title, "(no code: \(error ?? "unknown error"))"]
     }
 }
