@@ -89,10 +89,12 @@ struct Trash {
         guard unlink(path) == 0 || errno == ENOENT else { throw StorageError.io(operation: "remove", path: path, code: errno) }
     }
 
-    /// Rewrites the entry `id` with `mechanisms` as they were finally taken out.
+    /// Rewrites the entry `id` with `mechanisms` as they were finally taken out, and remembers
+    /// their counters (as ``put(_:_:reason:now:)`` does).
     func update(_ id: String, account: Account, mechanisms: [Mechanism], reason: String, trashedAt: Date) throws {
         let entry = Entry(id: id, trashedAt: trashedAt, reason: reason, account: account, mechanisms: mechanisms)
         try PrivateFile.write(try seal(entry), to: directory.appendingPathComponent(id).path)
+        try CounterMemory(trash: self).remember(mechanisms)
     }
 
     private func seal(_ entry: Entry) throws -> Data {

@@ -42,7 +42,6 @@ struct RemoveCommand: AsyncParsableCommand {
             }
             if let trash, let id {
                 try trash.update(id, account: entry.account, mechanisms: taken, reason: "removed", trashedAt: trashedAt)
-                try CounterMemory(trash: trash).remember(taken)
             }
             try authenticator.removeAccount(entry.account)
             let days = try Trash.keepDays
