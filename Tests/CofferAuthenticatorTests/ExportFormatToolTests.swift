@@ -71,7 +71,8 @@ struct ExportFormatToolTests {
               echo "otpauth://totp/Many:user$n?secret=JBSWY3DPEHPK3PXP&issuer=Many" | "$COFFER" add - > /dev/null || exit 11
             done
             "$COFFER" code --raw github > /dev/null || exit 12
-            codes() { for q in 'GitHub: alice' 'Slow: bob' 'Steam: dave'; do "$COFFER" code "$q" --raw; done; }
+            # At one fixed time: a run that crosses a 30 s step between two reads still compares like with like.
+            codes() { for q in 'GitHub: alice' 'Slow: bob' 'Steam: dave'; do "$COFFER" code "$q" --raw --at @1234567890; done; }
             before=$(codes)
             cd "$SCRATCH"
             echo '--- uris'; "$COFFER" export uris.txt --format uris 2>&1; echo "mode=$(stat -c %a uris.txt) lines=$(wc -l < uris.txt)"
