@@ -57,6 +57,7 @@ struct DiscoverabilityToolTests {
               complete_at() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=(); _coffer; printf "[%s]" "${COMPREPLY[@]}"; echo; }
               complete_at coffer tr
               complete_at coffer code be
+              complete_at coffer code ONGER
             '
             """, scratch: scratch)
         let out = result.stdout
@@ -66,6 +67,40 @@ struct DiscoverabilityToolTests {
         #expect(out.contains("complete -o filenames -F _coffer coffer"), "\(out)")
         #expect(out.contains("[trash]"), "commands: \(out)")
         #expect(out.contains("[beta:b]") || out.contains("[beta: b]"), "account names: \(out)")
+        #expect(out.contains("[Alpha:longer-name]\n"), "any part of the name, any case: \(out)")
+    }
+
+    /// Types at a real zsh and fish (through a pseudo-terminal, as a person does): a word, Tab,
+    /// then Ctrl-A and `print`/`echo LINE:` in front, so the shell prints the line completion made.
+    @Test("zsh and fish complete account names from any part of the name, in any case, and whole (Issuer:account)")
+    func completionInZshAndFish() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run(#"""
+            mkdir -p "$SCRATCH/zsh/functions" "$SCRATCH/config/fish"
+            "$COFFER" completion zsh > "$SCRATCH/zsh/functions/_coffer"
+            printf 'fpath=(%s $fpath)\nautoload -Uz compinit && compinit -u\nPS1="> "\n' "$SCRATCH/zsh/functions" > "$SCRATCH/zsh/.zshrc"
+            echo 'coffer completion fish | source' > "$SCRATCH/config/fish/config.fish"
+            # Each word is typed, completed, then the line is printed instead of run.
+            type_words() {
+              sleep 1.5
+              for word in "$@"; do printf 'coffer code %s\t' "$word"; sleep 2; printf '\001%s LINE: \r' "$echo"; sleep 0.5; done
+              printf 'exit\r'
+            }
+            echo '--- zsh'
+            echo=print type_words ONE nger Alp | ZDOTDIR="$SCRATCH/zsh" script -qec 'zsh -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
+            echo '--- fish'
+            echo=echo type_words ONE nger Alp | XDG_CONFIG_HOME="$SCRATCH/config" XDG_DATA_HOME="$SCRATCH/data" script -qec 'fish -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
+            """#, scratch: scratch)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out) \(result.stderr)")
+        for shell in ["zsh", "fish"] {
+            let lines = out.components(separatedBy: "--- \(shell)\n").last?.components(separatedBy: "--- ").first ?? ""
+            #expect(lines.contains("LINE: coffer code zeta:one\n"), "\(shell), part of the name: \(out)")
+            #expect(lines.contains("LINE: coffer code Alpha:longer-name\n"), "\(shell), any case: \(out)")
+            // Two accounts start with Alp: the line gets what they share, colon included.
+            #expect(lines.contains("LINE: coffer code Alpha:\n"), "\(shell), the whole issuer: \(out)")
+        }
     }
 
     @Test("the README's command table names every command --help lists, and no other")

@@ -24,12 +24,22 @@ struct CompletionCommand: ParsableCommand {
         try StandardStreams.flushOutput()
     }
 
-    /// swift-argument-parser's script for `shell`; for bash, account names are offered as
-    /// `coffer` matched them (anywhere in the name, any case) instead of only those that start
-    /// with what was typed, which bash's `compgen` would keep.
+    /// swift-argument-parser's script for `shell`, with account names offered as `coffer`
+    /// matched them (anywhere in the name, any case) instead of only those that start with what
+    /// was typed, which bash's `compgen` and zsh's `_describe` would keep. fish's own matching
+    /// already falls back to any part of the name, in any case.
     static func script(for shell: CompletionShell) -> String {
         let script = Coffer.completionScript(for: shell)
-        guard shell == .bash else { return script }
+        switch shell {
+        case .bash: return bash(script)
+        case .zsh: return zsh(script)
+        default: return script
+        }
+    }
+
+    /// The only custom completion is account names, so the generic helper that offers them is
+    /// the one to change.
+    private static func bash(_ script: String) -> String {
         let filtered = #"__coffer_add_completions -W "$(__coffer_custom_complete "#
         let unfiltered = #"__coffer_add_matches "$(__coffer_custom_complete "#
         let helper = """
@@ -42,8 +52,23 @@ struct CompletionCommand: ParsableCommand {
             }
 
             """
-        return script.replacingOccurrences(of: filtered, with: unfiltered)
+        return replacing(filtered, with: unfiltered, in: script)
             .replacingOccurrences(of: "__coffer_custom_complete() {", with: helper + "__coffer_custom_complete() {")
+    }
+
+    /// `compadd -U` offers the names without comparing them with the word typed (the word is
+    /// replaced by what they share); `_describe` would also cut `Issuer:account` at its colon,
+    /// taking `account` for a description.
+    private static func zsh(_ script: String) -> String {
+        replacing(#"__coffer_complete "${completions[@]:0:-1}""#,
+                  with: #"compadd -U -- "${completions[@]:0:-1}""#, in: script)
+    }
+
+    /// `script` with `old` replaced. A swift-argument-parser whose script no longer has `old`
+    /// stops debug builds (the tests run them), and gives prefix-only completion in release.
+    private static func replacing(_ old: String, with new: String, in script: String) -> String {
+        assert(script.contains(old), "swift-argument-parser's completion script changed: '\(old)' is gone")
+        return script.replacingOccurrences(of: old, with: new)
     }
 }
 

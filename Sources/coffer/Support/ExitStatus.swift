@@ -20,8 +20,24 @@ enum ExitStatus: Int32, CaseIterable {
     /// Something the command needs did not answer: the keyring, the database server, the TPM
     /// (sysexits' EX_UNAVAILABLE). Trying again later may work; nothing was changed.
     case unavailable = 69
+    /// The reader closed standard output (`coffer list --json | head`): the command ends
+    /// quietly, as SIGPIPE (128 + 13) ends other tools.
+    case readerGone = 141
 
     var exitCode: ExitCode { ExitCode(rawValue) }
+
+    /// What the status means, for the manual page (the README's table says the same).
+    var meaning: String {
+        switch self {
+        case .done: "done"
+        case .failed: "failed: the line on standard error says what and what to do"
+        case .noMatch: "nothing matched: no account for the query, nothing stored under the name"
+        case .ambiguous: "ambiguous: the query matched several accounts where one was needed"
+        case .usage: "usage: the command line was wrong (one line, with the --help to read)"
+        case .unavailable: "unavailable: the keyring, the database server or the TPM did not answer; nothing was changed, try again later"
+        case .readerGone: "the reader closed standard output; the command ended quietly"
+        }
+    }
 
     /// The status for an error a library threw: ``unavailable`` when, anywhere in its chain of
     /// causes, a keyring, a database server or a TPM did not answer; else ``failed``.

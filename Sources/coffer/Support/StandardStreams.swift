@@ -99,7 +99,7 @@ enum StandardStreams {
     /// status 141, as SIGPIPE ends it everywhere else, so `set -o pipefail` still notices output
     /// that did not all arrive. (Thrown as an `ExitCode`, which every command passes on without
     /// a message.)
-    static let readerGone = ExitCode(128 + SIGPIPE)
+    static let readerGone = ExitStatus.readerGone.exitCode
 
     /// Flushes what `print` buffered; throws when any of it could not be written.
     static func flushOutput() throws {

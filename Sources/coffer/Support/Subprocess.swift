@@ -10,20 +10,36 @@ enum Subprocess {
         return TrustedSearchPath.entries(of: path).map { "\($0)/\(name)" }.first(where: TrustedSearchPath.isTrustedExecutable)
     }
 
+    /// Where a program's standard output and error go.
+    private enum Output {
+        /// Both to /dev/null.
+        case discarded
+        /// Output read back (at most 1 MiB), error to /dev/null.
+        case captured
+        /// Both where ours go (the terminal).
+        case inherited
+    }
+
     /// Runs `name` with `input` on its standard input (its output discarded: a tool that stays
     /// behind to serve the clipboard must not keep a pipe of ours open) and returns its status.
     static func run(_ name: String, _ arguments: [String], input: Data) throws -> Int32 {
-        try spawn(name, arguments, input: input, captureOutput: false).status
+        try spawn(name, arguments, input: input, output: .discarded).status
+    }
+
+    /// Runs `name` with `input` on its standard input and our standard output and error (a pager
+    /// on our terminal), and returns its status.
+    static func runAttached(_ name: String, _ arguments: [String], input: Data) throws -> Int32 {
+        try spawn(name, arguments, input: input, output: .inherited).status
     }
 
     /// What `name` prints.
     static func output(_ name: String, _ arguments: [String]) throws -> Data {
-        try spawn(name, arguments, input: Data(), captureOutput: true).output
+        try spawn(name, arguments, input: Data(), output: .captured).output
     }
 
     /// posix_spawn and waitpid: Foundation's `Process` waits on a run loop that an async command
     /// does not run, and never noticed `xclip` exit.
-    private static func spawn(_ name: String, _ arguments: [String], input: Data, captureOutput: Bool) throws -> (status: Int32, output: Data) {
+    private static func spawn(_ name: String, _ arguments: [String], input: Data, output destination: Output) throws -> (status: Int32, output: Data) {
         guard let path = find(name) else { throw CommandFailure("\(name) is not installed") }
         var inputPipe: [Int32] = [0, 0], outputPipe: [Int32] = [0, 0]
         guard pipe(&inputPipe) == 0, pipe(&outputPipe) == 0 else { throw CommandFailure("cannot start \(name): \(String(cString: strerror(errno)))") }
@@ -31,12 +47,16 @@ enum Subprocess {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
-        if captureOutput {
-            posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-        } else {
+        switch destination {
+        case .discarded:
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        case .captured:
+            posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        case .inherited:
+            break
         }
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         for descriptor in inputPipe + outputPipe { posix_spawn_file_actions_addclose(&actions, descriptor) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
@@ -52,7 +72,7 @@ enum Subprocess {
         _ = input.withUnsafeBytes { write(inputPipe[1], $0.baseAddress, $0.count) }
         close(inputPipe[1])
         var output = Data()
-        if captureOutput {
+        if destination == .captured {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let count = read(outputPipe[0], &buffer, buffer.count)
@@ -66,14 +86,13 @@ enum Subprocess {
         return (status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
     }
 
-    /// Starts `executable` in a session of its own, with no terminal and its standard streams
-    /// on /dev/null, and does not wait for it.
     /// The running binary's own file (`/proc/self/exe`), or `nil`.
     static var runningBinary: String? {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     }
 
-    /// Starts `executable` (an absolute path) detached, in a session of its own.
+    /// Starts `executable` (an absolute path) detached, in a session of its own, with no terminal
+    /// and its standard streams on /dev/null, and does not wait for it.
     static func detach(_ executable: String, _ arguments: [String], environment extra: [String: String]) throws {
         guard executable.hasPrefix("/") else { throw CommandFailure("will not start \(executable): not an absolute path") }
         var actions = posix_spawn_file_actions_t()

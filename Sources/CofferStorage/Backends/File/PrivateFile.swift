@@ -78,15 +78,18 @@ public enum PrivateFile {
 
     /// Replaces the file at `path` with `data`.
     ///
+    /// - Parameter readableByEveryone: `true` for a file that holds no secret and others must
+    ///   read (a manual page installed for every user): it is made 0644 before it takes the
+    ///   target's name, so no moment exists where the name holds it with another mode.
     /// - Throws: ``StorageError/untrusted(path:owner:mode:reason:)`` for a refused target or
     ///   directory, ``StorageError/io(operation:path:code:)`` when writing fails (nothing is
     ///   left behind then).
-    public static func write(_ data: Data, to path: String) throws(StorageError) {
+    public static func write(_ data: Data, to path: String, readableByEveryone: Bool = false) throws(StorageError) {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileTrust.checkReplaceable(path)
         try FileTrust.checkCreatingIn(directory)
 
-        let temporary = try durableTemporary(data, beside: path)
+        let temporary = try durableTemporary(data, beside: path, mode: readableByEveryone ? 0o644 : 0o600)
         var renamed = false
         defer { if !renamed { unlink(temporary) } }
         try POSIX.call("rename", path) { rename(temporary, path) }
@@ -95,14 +98,15 @@ public enum PrivateFile {
     }
 
     /// Writes `data` to a new 0600 temporary file beside `path` (created exclusively, written,
-    /// `fsync`ed, closed) and returns its path; on failure nothing is left behind. The caller
-    /// links or renames it into place and removes what remains.
-    private static func durableTemporary(_ data: Data, beside path: String) throws(StorageError) -> String {
+    /// `fsync`ed, closed; then given `mode`) and returns its path; on failure nothing is left
+    /// behind. The caller links or renames it into place and removes what remains.
+    private static func durableTemporary(_ data: Data, beside path: String, mode: mode_t = 0o600) throws(StorageError) -> String {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().path + "/." + url.lastPathComponent + "." + UUID().uuidString.prefix(12) + ".tmp"
         let fd = try POSIX.createExclusively(temporary)
         do {
             try POSIX.writeAll(fd, data, path: temporary)
+            if mode != 0o600 { try POSIX.call("set permissions of", temporary) { fchmod(fd, mode) } }
             try POSIX.call("fsync", temporary) { fsync(fd) }
         } catch {
             close(fd)
