@@ -6,6 +6,47 @@ import Testing
 /// and never advise deleting data; each cause of a refused file has its own message.
 @Suite("coffer's errors lead with the fix")
 struct ErrorMessageToolTests {
+    /// Accounts made in a session with a keyring (their key goes into it), then used where there
+    /// is none (over SSH): the daily case of a keyring out of reach.
+    @Test("a keyring out of reach: one line that leads with what to do and names coffer's own commands; list shows names and types",
+          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1", "needs the throwaway gnome-keyring that scripts/test starts"))
+    func keyringOutOfReach() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+                set -u
+                printf '%s\n' 'otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail' \
+                  'otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank&counter=7' | "$COFFER" add - > /dev/null || exit 10
+                cat "$COFFER_HOME/authenticator.keystore"
+                ls "$COFFER_HOME/keys" 2> /dev/null | grep -c key
+                away() { env -u DBUS_SESSION_BUS_ADDRESS "$COFFER" "$@"; }
+                echo '--- list'; away list 2>&1; echo "status=$?"
+                echo '--- json'; away list --json 2> /dev/null | grep -c '"unverified" : true'
+                echo '--- code'; away code mail 2>&1; echo "status=$?"
+                echo '--- secret'; away list --show-secret 2>&1; echo "status=$?"
+                echo '--- back'; "$COFFER" code bank --raw > /dev/null; echo "status=$?"
+                """],
+            environment: ["COFFER": try CofferProcess.executable.path, "COFFER_HOME": scratch.appending("home").path],
+            removing: ["COFFER_BACKEND"])
+        let out = result.stdout
+        #expect(out.hasPrefix("secret-service\n0\n"), "the key went into the keyring, no key file: \(out)")
+        let section = { (name: String) in out.components(separatedBy: "--- \(name)\n").last?.components(separatedBy: "--- ").first ?? "" }
+        let list = section("list")
+        #expect(list.contains("  Bank: bob  HOTP\n") && list.contains("  Mail: ann  TOTP\n"), "names and types without the key: \(list)")
+        #expect(list.hasSuffix("status=0\n"), "\(list)")
+        #expect(list.contains("coffer: note: Run coffer in your desktop session, or run `coffer key move --to file` there once"), "\(list)")
+        #expect(section("json") == "2\n", "\(out)")
+        let code = section("code")
+        #expect(code.hasPrefix("coffer: Run coffer in your desktop session") && code.hasSuffix("status=69\n"), "\(code)")
+        #expect(code.split(separator: "\n").count == 2 && code.count < 260, "one line, short: \(code)")
+        for said in [list, code] {
+            #expect(!said.contains("file backend") && !said.contains("dbus-run-session"), "only coffer's own words: \(said)")
+        }
+        #expect(section("secret").hasSuffix("status=69\n") && !section("secret").contains("secrets are printed below"), "\(out)")
+        #expect(section("back") == "status=0\n", "nothing was changed: \(out)")
+    }
+
     @Test("the key file at 0644, another user's, a link; export to a directory, a missing one, a link; the first key made in a file is said once")
     func fileFaults() async throws {
         let scratch = TemporaryDirectory()

@@ -87,6 +87,25 @@ struct SQLiteStorageClientTests {
         #expect(other.lastError.map { "\($0)" }?.contains("Could not decrypt") == true)
     }
 
+    @Test("without the key, mechanismOutlines gives each mechanism's plain columns and no secret")
+    func outlinesWithoutKey() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let client = try makeClient(path)
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "t", issuer: "I", accountName: "a", type: .totp, secret: "AAAAAAAA", digits: 8, period: 60))
+        client.setMechanism(mechanism: Mechanism(mechanismUUID: "h", issuer: "I", accountName: "b", type: .hotp, secret: "AAAAAAAA", counter: 42))
+        let other = try makeClient(path)
+        #expect(other.getMechanismForUUID(uuid: "t") == nil && other.keyProblem != nil, "the key is another")
+        let outlines = try other.mechanismOutlines()
+        #expect(outlines.map(\.mechanismUUID) == ["t", "h"])
+        let totp = try #require(outlines.first)
+        #expect(totp.issuer == "I" && totp.accountName == "a" && totp.type == .totp)
+        #expect(totp.algorithm == "sha1" && totp.digits == 8 && totp.period == 60 && totp.counter == 0)
+        #expect(outlines.last?.type == .hotp && outlines.last?.counter == 42)
+        #expect(!"\(outlines)".contains("AAAAAAAA"))
+    }
+
     @Test("removing an account that still owns records is refused; removed in order, everything goes")
     func noCascade() throws {
         let directory = TemporaryDirectory()

@@ -73,8 +73,8 @@ struct DoctorCommand: AsyncParsableCommand {
             switch try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory) {
             case .secretService?:
                 if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
-                    report(.fail, "key store", "the OS keyring (recorded in authenticator.keystore), which cannot be used here: "
-                        + "\(problem.errorDescription ?? "\(problem)") \(KeyringAdvice.move)")
+                    report(.fail, "key store", "the OS keyring (recorded in authenticator.keystore), which cannot be used here. "
+                        + KeyringAdvice.unreachable(problem))
                 } else {
                     report(.ok, "key store", "the OS keyring (recorded in authenticator.keystore)")
                 }

@@ -11,6 +11,9 @@ struct AccountSummary: Encodable {
         let period: Int?
         let counter: UInt64?
         let secret: String?
+        /// `true` when read without the key (it could not be opened): the plain columns, which
+        /// nothing checked. Absent otherwise.
+        var unverified: Bool? = nil
     }
 
     /// The names as the issuer gave them: the account's identity, which `rename` never changes.
@@ -28,7 +31,9 @@ struct AccountSummary: Encodable {
     let added: Date
     let mechanisms: [MechanismSummary]
 
-    init(_ entry: AccountEntry, showSecrets: Bool) {
+    /// `outlines`: the mechanisms as read without the key, for an account whose mechanisms
+    /// could not be opened.
+    init(_ entry: AccountEntry, showSecrets: Bool, outlines: [MechanismOutline] = []) {
         issuer = entry.account.shownIssuer
         accountName = entry.account.shownAccountName
         identity = Identity(issuer: entry.account.issuer, accountName: entry.account.accountName)
@@ -42,6 +47,13 @@ struct AccountSummary: Encodable {
                 algorithm: oath ? mechanism.algorithm.rawValue.uppercased() : nil, digits: oath ? mechanism.digits : nil,
                 period: mechanism.type == .totp ? mechanism.period : nil, counter: mechanism.type == .hotp ? mechanism.counter : nil,
                 secret: showSecrets ? mechanism.secret : nil)
+        } + outlines.map { outline in
+            let oath = outline.type != .push
+            return MechanismSummary(
+                uuid: outline.mechanismUUID, type: outline.type.rawValue,
+                algorithm: oath ? outline.algorithm.uppercased() : nil, digits: oath ? outline.digits : nil,
+                period: outline.type == .totp ? outline.period : nil, counter: outline.type == .hotp ? UInt64(clamping: outline.counter) : nil,
+                secret: nil, unverified: true)
         }
     }
 }

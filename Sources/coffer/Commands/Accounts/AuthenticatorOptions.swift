@@ -95,7 +95,11 @@ struct AuthenticatorOptions: ParsableArguments {
     }
 
     /// Opens the storage client (of the chosen backend, or `backend`) and an authenticator over it.
-    func open(backend chosen: AuthenticatorBackend? = nil) throws -> (AuthenticatorClient, any StorageClient) {
+    ///
+    /// - Parameter keyless: For a command that needs no secret (`list`): a SQLite store whose key
+    ///   is in a keyring this session cannot reach opens all the same, with every sealed field
+    ///   closed and `keyProblem` saying why.
+    func open(backend chosen: AuthenticatorBackend? = nil, keyless: Bool = false) throws -> (AuthenticatorClient, any StorageClient) {
         let logger = Logger(label: "coffer")
         let storage: any StorageClient
         switch try chosen ?? backend() {
@@ -103,9 +107,11 @@ struct AuthenticatorOptions: ParsableArguments {
             do {
                 storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask,
                                                                passphrase: KeyPassphrase.ask)
-            } catch let error as KeyStoreSelection.SelectionError {
-                guard case .keyringRequired = error else { throw error }
-                throw CommandFailure("\(error.errorDescription ?? "\(error)") \(KeyringAdvice.move)")
+            } catch KeyStoreSelection.SelectionError.keyringRequired(let keyring) {
+                let failure = CommandFailure(KeyringAdvice.unreachable(keyring), status: ExitStatus.of(keyring))
+                let path = DefaultAuthenticatorStorage.databaseURL(in: data.directory).path
+                guard keyless, FileManager.default.fileExists(atPath: path) else { throw failure }
+                storage = try SQLiteStorageClient(path: path, encryptor: UnreachableKey(reason: KeyringUnreachable(advice: failure.description)), logger: logger)
             }
         case .keychain: storage = try KeychainStorageClient.make(logger: logger)
         case .postgres: storage = try PostgresBackend.open(directory: data.directory, logger: logger)
@@ -138,6 +144,9 @@ enum UnreadableRecords {
         let count = diagnostics.unreadableRecordCount
         var why = diagnostics.lastError.map { ($0 as? LocalizedError)?.errorDescription ?? "\($0)" } ?? "unknown"
         if let sqlite = storage as? SQLiteStorageClient, let problem = sqlite.keyProblem {
+            if let advice = firstCause(in: problem, { ($0 as? KeyringUnreachable)?.advice }) {
+                return "\(advice) Until then \(count) stored record(s) stay sealed."
+            }
             if let file = Self.fileProblem(in: problem) {
                 // What to do about the key's file leads; no record ids, no nested causes.
                 return "\(file) Until then the accounts' key cannot be opened; \(count) stored record(s) are left as they are."
@@ -203,6 +212,36 @@ extension UnreadableRecords {
 
 /// What to do when the accounts' key is in a keyring this session cannot reach.
 enum KeyringAdvice {
-    static let move = "To use the accounts without that keyring (over SSH, on a server), run `coffer key move --to file` "
-        + "once where the keyring works (your desktop session)."
+    /// What to do first, then why, in one line: the keyring's own advice speaks of the
+    /// library's backends, not of this tool's commands.
+    static func unreachable(_ keyring: KeychainError) -> String {
+        let elsewhere = "Run coffer in your desktop session, or run `coffer key move --to file` there once to use the accounts from anywhere"
+        switch keyring {
+        case .unavailable where ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil:
+            return "\(elsewhere): their key is in the OS keyring, and this session has no D-Bus session bus (over SSH, under cron, in a container)."
+        case .unavailable:
+            return "\(elsewhere): their key is in the OS keyring, and no keyring answers on this session's bus."
+        case .locked:
+            return "Unlock your keyring (log in to your desktop session, or unlock it in Seahorse or KeePassXC) and try again: the accounts' key is in it."
+        case .timedOut:
+            return "Check that your keyring (gnome-keyring, KeePassXC) is running and not waiting on a prompt, then try again: the accounts' key is in it, and it did not answer in time."
+        case .ambiguous, .failed:
+            return "\(elsewhere): their key is in the OS keyring, which failed: \(keyring.errorDescription ?? "\(keyring)")"
+        }
+    }
+}
+
+/// The accounts' key is in a keyring this session cannot reach; `advice` is
+/// ``KeyringAdvice/unreachable(_:)``'s.
+struct KeyringUnreachable: Error {
+    let advice: String
+}
+
+/// The encryptor of a store opened without its key (``AuthenticatorOptions/open(backend:keyless:)``):
+/// everything sealed stays closed, for `reason`.
+private struct UnreachableKey: Encryptor {
+    let reason: KeyringUnreachable
+
+    func encrypt(data: Data) async throws -> Data { throw reason }
+    func decrypt(data: Data) async throws -> Data { throw reason }
 }

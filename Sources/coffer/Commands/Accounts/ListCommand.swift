@@ -27,7 +27,7 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (authenticator, storage) = try options.open()
+            let (authenticator, storage) = try options.open(keyless: !showSecret)
             let entries = AccountQuery.sorted(query == nil ? authenticator.accounts() : try AccountQuery.entries(matching: query, authenticator, storage))
             try PostgresBackend.requireAnswered(storage)
             if let query, entries.isEmpty, UnreadableRecords.summary(storage, directory: options.data.directory) == nil {
@@ -36,12 +36,24 @@ struct ListCommand: AsyncParsableCommand {
             if entries.isEmpty, let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
                 throw CommandFailure(unreadable)
             }
-            let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
+            var unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
+            // The key cannot be opened now: names and types need none (they are not sealed), so
+            // the listing is whole without it; codes and secrets wait for the key.
+            var outlines: [String: [MechanismOutline]] = [:]
+            if let sqlite = storage as? SQLiteStorageClient, let summary = unreadable, sqlite.keyProblem != nil {
+                if showSecret { throw CommandFailure(summary) }
+                let shown = Set(entries.flatMap(\.mechanisms).map(\.mechanismUUID))
+                outlines = Dictionary(grouping: try sqlite.mechanismOutlines().filter { !shown.contains($0.mechanismUUID) }) { Self.key($0.issuer, $0.accountName) }
+                StandardStreams.note("coffer: note: \(summary) Names and types are listed without the key.")
+                unreadable = nil
+            }
             if showSecret {
                 StandardStreams.note("coffer: warning: secrets are printed below; anyone who sees them can generate your codes")
             }
             if json {
-                try JSONOutput.print(entries.map { AccountSummary($0, showSecrets: showSecret) })
+                try JSONOutput.print(entries.map { entry in
+                    AccountSummary(entry, showSecrets: showSecret, outlines: outlines[Self.key(entry.account.issuer, entry.account.accountName)] ?? [])
+                })
                 if let unreadable { throw CommandFailure(unreadable) }
                 return
             }
@@ -51,7 +63,8 @@ struct ListCommand: AsyncParsableCommand {
             }
             print("Accounts in \(try options.location()):")
             let rows = entries.map { entry in
-                let types = entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")
+                let outlined = outlines[Self.key(entry.account.issuer, entry.account.accountName)] ?? []
+                let types = (entry.mechanisms.map(\.type) + outlined.map(\.type)).map { $0.rawValue.uppercased() }.joined(separator: ", ")
                 let lock = entry.account.isLocked ? "  [locked\(entry.account.lockingPolicy.map { ": \($0)" } ?? "")]" : ""
                 return [AccountQuery.title(entry.account), types + lock]
             }
@@ -65,4 +78,7 @@ struct ListCommand: AsyncParsableCommand {
             if let unreadable { throw CommandFailure(unreadable) }
         }
     }
+
+    /// An account's identity (its issuer's names, which `rename` does not change) as one key.
+    private static func key(_ issuer: String, _ accountName: String) -> String { issuer + "\u{0}" + accountName }
 }

@@ -2,6 +2,8 @@ import CofferStorage
 import Foundation
 import GRDB
 
+/// What can be read from an authenticator database without its key: the names and the plain
+/// columns, never a secret.
 extension SQLiteStorageClient {
     /// The names of the accounts stored at `path` (`Issuer:account`, as shown), read without
     /// the key and without creating or changing anything: for shell completion, which must not
@@ -26,5 +28,20 @@ extension SQLiteStorageClient {
                     return "\(issuer):\(name)"
                 }
         }
+    }
+
+    /// The mechanisms in the store, described by their plain columns only: read without the
+    /// key, so they can be listed while the key cannot be opened (see ``MechanismOutline`` for
+    /// what is not checked then). A row whose columns cannot be decoded is left out; reading
+    /// the store as usual counts it.
+    ///
+    /// - Throws: the database's error when the table cannot be read at all.
+    public func mechanismOutlines() throws -> [MechanismOutline] {
+        try database.read { try Row.fetchAll($0, sql: MechanismRow.select + "ORDER BY timeAdded") }
+            .compactMap { row in
+                guard let stored = try? MechanismRow(row, store: path).stored, let type = MechanismType(rawValue: stored.type) else { return nil }
+                return MechanismOutline(mechanismUUID: stored.uuid, issuer: stored.issuer, accountName: stored.accountName, type: type,
+                                        algorithm: stored.algorithm, digits: stored.digits, period: stored.period, counter: stored.counter)
+            }
     }
 }
