@@ -58,6 +58,20 @@ struct AuthenticatorClientTests {
         #expect(storage.isEmpty())
     }
 
+    @Test("counterFloor raises a HOTP counter before it is stored; one that throws stops the add and stores nothing")
+    func counterFloor() throws {
+        struct Unknown: Error {}
+        let storage = MemoryStorageClient()
+        let raising = AuthenticatorClient(storage: storage, counterFloor: { $0.accountName == "bob" ? 9 : 0 })
+        try raising.addAccount(uri: "otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank&counter=2")
+        #expect(storage.getAllAccounts().flatMap { storage.getMechanismsForAccount(account: $0) }.map(\.counter) == [9])
+        let failing = AuthenticatorClient(storage: storage, counterFloor: { _ in throw Unknown() })
+        #expect(throws: AuthenticatorError.self) { try failing.addAccount(uri: "otpauth://hotp/Bank:carol?secret=JBSWY3DPEHPK3PXP&issuer=Bank") }
+        #expect(storage.getAllAccounts().count == 1, "neither account nor mechanism was stored")
+        try failing.addAccount(uri: "otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail")
+        #expect(storage.getAllAccounts().count == 2, "a TOTP mechanism needs no floor")
+    }
+
     @Test("HOTP: each code advances the stored counter first")
     func hotpAdvances() throws {
         let storage = MemoryStorageClient()

@@ -26,7 +26,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     private var cache: [AccountEntry]?
     private let enableCredentialCache: Bool
     private let clock: @Sendable () -> Date
-    private let counterFloor: (@Sendable (Mechanism) -> UInt64)?
+    private let counterFloor: (@Sendable (Mechanism) throws -> UInt64)?
     /// Receives a line for every refused or failed operation.
     public let logger: Logger
 
@@ -41,10 +41,12 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ///   - counterFloor: The lowest counter a HOTP mechanism may be stored with (the highest
     ///     counter its secret was seen with, in a trash or in a record of counters), applied to
     ///     every mechanism added, imported or restored through this client before it is stored:
-    ///     a code the server has seen is never issued again.
+    ///     a code the server has seen is never issued again. When it throws (the record of
+    ///     counters cannot be read), nothing is stored and the add fails with
+    ///     ``AuthenticatorError/storageFailed(operation:cause:)`` carrying that error.
     public init(
         storage: any StorageClient, enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
-        clock: @escaping @Sendable () -> Date = Date.init, counterFloor: (@Sendable (Mechanism) -> UInt64)? = nil
+        clock: @escaping @Sendable () -> Date = Date.init, counterFloor: (@Sendable (Mechanism) throws -> UInt64)? = nil
     ) {
         self.storage = storage
         self.enableCredentialCache = enableCredentialCache
@@ -164,9 +166,20 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// of two processes adding the same account at once, exactly one succeeds. If one of them
     /// cannot be inserted, those this call inserted are removed again, by their ids.
     private func insert(_ mechanisms: [Mechanism], into storage: any StorageClient, accountIsNew: Bool) throws(AuthenticatorError) {
-        var inserted: [Mechanism] = []
+        // Every floor first: one that cannot be known stops the add before anything is stored.
+        var floored: [Mechanism] = []
         for var mechanism in mechanisms {
-            if mechanism.type == .hotp, let floor = counterFloor?(mechanism), floor > mechanism.counter { mechanism.counter = floor }
+            if mechanism.type == .hotp, let counterFloor {
+                do {
+                    mechanism.counter = max(mechanism.counter, try counterFloor(mechanism))
+                } catch {
+                    throw .storageFailed(operation: "find the highest counter this HOTP secret was used with", cause: error)
+                }
+            }
+            floored.append(mechanism)
+        }
+        var inserted: [Mechanism] = []
+        for mechanism in floored {
             do {
                 try storage.insertMechanism(mechanism)
                 inserted.append(mechanism)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import CofferStorage
+import CofferAuthenticator
 
 /// Options every command that touches stored data takes.
 struct DataOptions: ParsableArguments {
@@ -61,6 +62,10 @@ extension ParsableCommand {
             throw error
         } catch let error as CleanExit {
             throw error
+        } catch AuthenticatorError.storageFailed(_, let failure as CommandFailure) {
+            // The tool's own words, from a hook it gave the library (the counter floor).
+            StandardStreams.note("coffer: \(failure)")
+            throw failure.status.exitCode
         } catch {
             let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
             StandardStreams.note("coffer: \(message)")

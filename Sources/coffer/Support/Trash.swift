@@ -206,23 +206,54 @@ final class CounterFloor: @unchecked Sendable {
 
     /// The floor for `mechanism`: read once per command (every secret's highest counter), then
     /// raised by what this command stores.
-    func floor(for mechanism: Mechanism) -> UInt64 {
+    ///
+    /// - Throws: ``CommandFailure`` when the record of counters or the trash cannot be read: a
+    ///   floor that is not known must stop the add, not be taken for 0.
+    func floor(for mechanism: Mechanism) throws -> UInt64 {
         guard let key = CounterMemory.key(mechanism) else { return 0 }
-        return floors.withLock { cached in
-            if cached == nil { cached = Self.collect(storage, trash) }
+        return try floors.withLock { cached in
+            if cached == nil { cached = try Self.collect(storage, trash) }
             let floor = cached?[key] ?? 0
             cached?[key] = max(floor, mechanism.counter)
             return floor
         }
     }
 
-    private static func collect(_ storage: any StorageClient, _ trash: Trash?) -> [String: UInt64] {
-        var all = (try? trash.map { try CounterMemory(trash: $0).read() } ?? [:]) ?? [:]
+    private static func collect(_ storage: any StorageClient, _ trash: Trash?) throws -> [String: UInt64] {
         let stored = storage.getAllAccounts().flatMap { storage.getMechanismsForAccount(account: $0) }
-        let trashed = ((try? trash?.entries()) ?? []).flatMap(\.mechanisms)
+        var all: [String: UInt64] = [:]
+        var trashed: [Mechanism] = []
+        if let trash {
+            (all, trashed) = try remembered(trash)
+        }
         for mechanism in stored + trashed where mechanism.type == .hotp {
             if let key = CounterMemory.key(mechanism) { all[key] = max(all[key] ?? 0, mechanism.counter) }
         }
         return all
+    }
+
+    /// The counters ``CounterMemory`` keeps, and the mechanisms in the trash.
+    private static func remembered(_ trash: Trash) throws -> ([String: UInt64], [Mechanism]) {
+        let memory = CounterMemory(trash: trash)
+        let counters: [String: UInt64]
+        do {
+            counters = try memory.read()
+        } catch {
+            throw CommandFailure("Restore \(memory.file.path) from a backup (moved aside, a new empty record starts, and a HOTP "
+                + "secret used before could then issue codes its server has seen): it remembers the HOTP counters Coffer has "
+                + "used, and cannot be read (\(Self.reason(error))). No HOTP account is added until then.")
+        }
+        let entries: [Trash.Entry]
+        do {
+            entries = try trash.entries()
+        } catch {
+            throw CommandFailure("The trash \(trash.directory.path) cannot be read (\(Self.reason(error))), and the HOTP counters "
+                + "it keeps are needed before a HOTP account is added; coffer trash says more.")
+        }
+        return (counters, entries.flatMap(\.mechanisms))
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        (error as? LocalizedError)?.errorDescription ?? "\(error)"
     }
 }

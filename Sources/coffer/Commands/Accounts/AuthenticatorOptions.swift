@@ -118,7 +118,7 @@ struct AuthenticatorOptions: ParsableArguments {
         }
         // A HOTP secret seen before starts where it left off, whatever adds it (see CounterFloor).
         let floor = CounterFloor(storage: storage, trash: Trash(storage: storage, dataDirectory: data.directory))
-        return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { floor.floor(for: $0) }), storage)
+        return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { try floor.floor(for: $0) }), storage)
     }
 }
 
