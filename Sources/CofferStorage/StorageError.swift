@@ -28,9 +28,9 @@ public enum StorageError: Error, Sendable {
 
     /// A file or directory Coffer was to use is not safe to trust: another user owns it, can
     /// write to it (or read key material in it), or it is a symbolic link or not the kind of file
-    /// expected. `owner` is its uid and `mode` its permission bits. Nothing was read or written
-    /// through it. See ``FileTrust``.
-    case untrusted(path: String, owner: UInt32, mode: UInt32, reason: String)
+    /// expected (``TrustProblem`` says which). `owner` is its uid and `mode` its permission bits.
+    /// Nothing was read or written through it. See ``FileTrust``.
+    case untrusted(path: String, owner: UInt32, mode: UInt32, reason: TrustProblem)
 
     /// The value at `location` is sealed under key `keyID` of `keyAlias`, which the key store no
     /// longer holds (a key file deleted or not restored). Replacing the value, or sealing

@@ -58,7 +58,7 @@ struct R8FileAttackTests {
         let storage = FileStorage<Secret>(fileName: "tokens", directory: directory.url)
         await #expect { try await storage.save(item: Secret(value: "v")) } throws: { error in
             guard case .untrusted(_, _, _, let reason)? = error as? StorageError else { return false }
-            return reason.contains("symbolic link")
+            return reason == .symbolicLink
         }
         #expect(!FileManager.default.fileExists(atPath: elsewhere.path))
     }
@@ -129,7 +129,7 @@ struct R8FileAttackTests {
         let below = EncryptedFileStorage<Secret>(fileName: "tokens", directory: inside, keyStore: MemoryKeyStore())
         await #expect { try await below.save(item: Secret(value: "s3cr3t-r8")) } throws: { error in
             guard case .untrusted(let path, _, _, let reason)? = error as? StorageError else { return false }
-            return path == planted.path && reason.contains("belongs to uid \(SecondUser.identity!.uid)")
+            return path == planted.path && reason == .foreignDirectoryOnTheWay(owner: SecondUser.identity!.uid, you: UInt32(geteuid()))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: inside.path).isEmpty)
 
@@ -142,7 +142,8 @@ struct R8FileAttackTests {
         let through = EncryptedFileStorage<Secret>(fileName: "tokens", directory: link, keyStore: MemoryKeyStore())
         await #expect { try await through.save(item: Secret(value: "s3cr3t-r8")) } throws: { error in
             guard case .untrusted(let path, _, _, let reason)? = error as? StorageError else { return false }
-            return path == link.path && reason.contains("symbolic link")
+            guard case .foreignLinkOnTheWay(to: _, owner: SecondUser.identity!.uid, you: UInt32(geteuid())) = reason else { return false }
+            return path == link.path
         }
         // The same link made by you is fine.
         let own = URL(fileURLWithPath: "/tmp/coffer-r8-own-\(UUID().uuidString.prefix(8))")

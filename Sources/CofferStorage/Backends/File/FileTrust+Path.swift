@@ -59,7 +59,7 @@ extension FileTrust {
             }
             let type = UInt32(info.st_mode) & UInt32(S_IFMT)
             if type == UInt32(S_IFLNK) {
-                try checkOwner(info, path: next, what: "a symbolic link on the way to \(path)")
+                try checkOwner(info, path: next, onTheWayTo: path, link: true)
                 links += 1
                 guard links <= maximumLinks, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: next) else {
                     throw .io(operation: "follow the links of", path: path, code: ELOOP)
@@ -72,7 +72,7 @@ extension FileTrust {
                 // Only the last component may be something else; the caller says what it needs.
                 if pending.isEmpty { return true }
                 throw .untrusted(path: next, owner: UInt32(info.st_uid), mode: UInt32(info.st_mode) & 0o7777,
-                                 reason: "it is on the way to \(path) but is not a directory")
+                                 reason: .notADirectoryOnTheWay(to: path))
             }
             try checkOnTheWay(next)
             resolved = next
@@ -84,19 +84,20 @@ extension FileTrust {
     private static func checkOnTheWay(_ path: String) throws(StorageError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw .io(operation: "inspect", path: path, code: errno) }
-        try checkOwner(info, path: path, what: "a directory on the way")
+        try checkOwner(info, path: path, onTheWayTo: path, link: false)
         let mode = UInt32(info.st_mode)
         if mode & 0o022 != 0, mode & UInt32(S_ISVTX) == 0 {
             throw .untrusted(path: path, owner: UInt32(info.st_uid), mode: mode & 0o7777,
-                             reason: "group or other users can write to it and it has no sticky bit, so they could replace what is in it")
+                             reason: .writableWithoutStickyBit)
         }
     }
 
-    private static func checkOwner(_ info: stat, path: String, what: String) throws(StorageError) {
+    /// Refuses a link or directory on the way to `target` that belongs to another user (not root).
+    private static func checkOwner(_ info: stat, path: String, onTheWayTo target: String, link: Bool) throws(StorageError) {
         let owner = UInt32(info.st_uid), me = UInt32(geteuid())
         guard owner == me || owner == 0 else {
             throw .untrusted(path: path, owner: owner, mode: UInt32(info.st_mode) & 0o7777,
-                             reason: "it is \(what) and belongs to uid \(owner), not to you (uid \(me)) or root")
+                             reason: link ? .foreignLinkOnTheWay(to: target, owner: owner, you: me) : .foreignDirectoryOnTheWay(owner: owner, you: me))
         }
     }
 }

@@ -49,19 +49,19 @@ public enum FileTrust {
     static func check(_ info: stat, path: String, _ requirement: Requirement, checkingMode: Bool = true) throws(StorageError) {
         let owner = UInt32(info.st_uid), mode = UInt32(info.st_mode)
         let type = mode & UInt32(S_IFMT)
-        func refuse(_ reason: String) -> StorageError { .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: reason) }
+        func refuse(_ reason: TrustProblem) -> StorageError { .untrusted(path: path, owner: owner, mode: mode & 0o7777, reason: reason) }
         switch requirement {
         case .directory:
-            guard type == UInt32(S_IFDIR) else { throw refuse("it is not a directory") }
+            guard type == UInt32(S_IFDIR) else { throw refuse(.notADirectory) }
         case .file, .privateFile:
-            guard type != UInt32(S_IFDIR) else { throw refuse("it is a directory, not a file") }
-            guard type == UInt32(S_IFREG) else { throw refuse("it is not a regular file") }
+            guard type != UInt32(S_IFDIR) else { throw refuse(.directoryNotFile) }
+            guard type == UInt32(S_IFREG) else { throw refuse(.notARegularFile) }
         }
         let me = UInt32(geteuid())
-        guard owner == me else { throw refuse("it belongs to uid \(owner), not to you (uid \(me))") }
+        guard owner == me else { throw refuse(.foreignOwner(owner: owner, you: me)) }
         guard checkingMode else { return }
-        if mode & 0o022 != 0 { throw refuse("group or other users can write to it") }
-        if requirement == .privateFile, mode & 0o044 != 0 { throw refuse("group or other users can read the key material in it") }
+        if mode & 0o022 != 0 { throw refuse(.writableByOthers) }
+        if requirement == .privateFile, mode & 0o044 != 0 { throw refuse(.readableKeyMaterial) }
     }
 
     /// Makes sure `url` is a directory Coffer may use: when it is missing it is created 0700
@@ -99,7 +99,7 @@ public enum FileTrust {
             fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
         guard fd != -1 else {
-            if errno == ENOTDIR { throw .untrusted(path: path, owner: 0, mode: 0, reason: "it is not a directory") }
+            if errno == ENOTDIR { throw .untrusted(path: path, owner: 0, mode: 0, reason: .notADirectory) }
             throw .io(operation: "open directory", path: path, code: errno)
         }
         defer { close(fd) }
@@ -186,7 +186,7 @@ public enum FileTrust {
         var info = stat()
         let found = lstat(path, &info) == 0
         return .untrusted(path: path, owner: found ? UInt32(info.st_uid) : 0, mode: found ? UInt32(info.st_mode) & 0o7777 : 0,
-                          reason: "it is a symbolic link, which Coffer never follows for its own files")
+                          reason: .symbolicLink)
     }
 
     /// Forgets which directories were checked (for tests that change a directory's owner or
@@ -200,41 +200,31 @@ extension FileTrust {
     /// What a person reads about an untrusted path: what to do first, then why, in one
     /// sentence. Each cause has its own: a directory where a file goes, a symbolic link, another
     /// user's file, a mode that lets others read or write. Nothing here advises deleting.
-    static func advice(path: String, owner: UInt32, mode: UInt32, reason: String) -> String {
-        let me = UInt32(geteuid())
-        if reason.contains("a directory, not a file") {
+    static func advice(path: String, owner: UInt32, mode: UInt32, reason: TrustProblem) -> String {
+        let octal = String(mode, radix: 8)
+        switch reason {
+        case .directoryNotFile:
             return "\(path) is a directory; name a file instead (in it, or elsewhere)."
-        }
-        if reason.contains("symbolic link") {
+        case .symbolicLink, .foreignLinkOnTheWay:
             return "\(path) is a symbolic link, and Coffer never follows one for its own files: if it is yours, put the file "
                 + "itself there (check where the link points first; someone else may have made it)."
-        }
-        if reason.contains("not a directory") {
+        case .notADirectory, .notADirectoryOnTheWay:
             return "\(path) is not a directory, where Coffer needs one (\(reason)); name a directory instead."
-        }
-        if reason.contains("not a regular file") {
+        case .notARegularFile:
             return "\(path) is not a regular file (a device, a FIFO or a socket); name a file instead."
-        }
-        if owner != me, owner != 0 || !reason.contains("on the way") {
-            return "\(path) belongs to uid \(owner), not to you (uid \(me)): check what it is and who put it there, and move it "
-                + "aside; Coffer uses only its own user's files" + (reason.contains("on the way") ? ", below directories of its own." : ".")
-        }
-        if reason.contains("writes into a new directory only") || reason.contains("Coffer never replaces it") {
+        case let .foreignOwner(owner, you), let .foreignDirectoryOnTheWay(owner, you):
+            let below = if case .foreignDirectoryOnTheWay = reason { ", below directories of its own." } else { "." }
+            return "\(path) belongs to uid \(owner), not to you (uid \(you)): check what it is and who put it there, and move it "
+                + "aside; Coffer uses only its own user's files" + below
+        case .alreadyExists:
             return "\(path) already exists, and Coffer does not write over it or into it: name one that does not exist yet."
-        }
-        if reason.contains("sticky bit") {
-            return "Run `chmod go-w \(path)`: group or other users can write to it (mode \(String(mode, radix: 8))) and it has no "
+        case .writableWithoutStickyBit:
+            return "Run `chmod go-w \(path)`: group or other users can write to it (mode \(octal)) and it has no "
                 + "sticky bit, so they could replace what is in it."
+        case .readableKeyMaterial:
+            return "Run `chmod 600 \(path)`: group or other users can read the key in it (mode \(octal)), so Coffer will not use it."
+        case .writableByOthers:
+            return "Run `chmod go-w \(path)`: group or other users can write to it (mode \(octal)), so Coffer will not use it."
         }
-        if reason.contains("on the way") {
-            return "Coffer will not use \(path), on the way to its files: \(reason) (owner uid \(owner), mode \(String(mode, radix: 8))); "
-                + "keep Coffer's files below directories only you (or root) can change (--data-dir, COFFER_HOME)."
-        }
-        if reason.contains("read the key material") {
-            return "Run `chmod 600 \(path)`: group or other users can read the key in it (mode \(String(mode, radix: 8))), "
-                + "so Coffer will not use it."
-        }
-        return "Run `chmod go-w \(path)`: group or other users can write to it (mode \(String(mode, radix: 8))), "
-            + "so Coffer will not use it."
     }
 }

@@ -43,7 +43,7 @@ public enum PrivateFile {
         let temporary = try durableTemporary(data, beside: path)
         defer { unlink(temporary) }
         if link(temporary, path) != 0 {
-            if errno == EEXIST { throw occupied(path, "something is already there, and Coffer never replaces it") }
+            if errno == EEXIST { throw occupied(path, .alreadyExists(newDirectoryOnly: false)) }
             throw .io(operation: "create", path: path, code: errno)
         }
         try POSIX.syncDirectory(directory)
@@ -56,7 +56,7 @@ public enum PrivateFile {
         let parent = FileTrust.parentDirectory(of: path)
         try FileTrust.checkCreatingIn(parent.isEmpty ? "." : parent)
         guard mkdir(path, 0o700) == 0 else {
-            if errno == EEXIST { throw occupied(path, "something is already there, and Coffer writes into a new directory only") }
+            if errno == EEXIST { throw occupied(path, .alreadyExists(newDirectoryOnly: true)) }
             throw .io(operation: "create directory", path: path, code: errno)
         }
         // mkdir's mode is filtered by the umask; 0700 exactly, checked through a descriptor.
@@ -69,7 +69,7 @@ public enum PrivateFile {
     }
 
     /// The refusal for a name that is taken, with what is there (its owner and mode).
-    private static func occupied(_ path: String, _ reason: String) -> StorageError {
+    private static func occupied(_ path: String, _ reason: TrustProblem) -> StorageError {
         var info = stat()
         let found = lstat(path, &info) == 0
         return .untrusted(path: path, owner: found ? UInt32(info.st_uid) : 0, mode: found ? UInt32(info.st_mode) & 0o7777 : 0,
