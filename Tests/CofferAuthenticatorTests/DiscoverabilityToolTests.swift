@@ -70,37 +70,48 @@ struct DiscoverabilityToolTests {
         #expect(out.contains("[Alpha:longer-name]\n"), "any part of the name, any case: \(out)")
     }
 
-    /// Types at a real zsh and fish (through a pseudo-terminal, as a person does): a word, Tab,
-    /// then Ctrl-A and `print`/`echo LINE:` in front, so the shell prints the line completion made.
-    @Test("zsh and fish complete account names from any part of the name, in any case, and whole (Issuer:account)")
-    func completionInZshAndFish() async throws {
+    /// Types at a real bash, zsh and fish (through a pseudo-terminal, as a person does): a word,
+    /// Tab, then Ctrl-A and `echo LINE:` in front, so the shell prints the line completion made.
+    /// One account is named to run a command if completion left it unquoted.
+    @Test("bash, zsh and fish complete account names from any part, in any case, after a colon, quoted; a hostile name runs nothing")
+    func completionInShells() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let result = try await Self.run(#"""
-            mkdir -p "$SCRATCH/zsh/functions" "$SCRATCH/config/fish"
-            "$COFFER" completion zsh > "$SCRATCH/zsh/functions/_coffer"
-            printf 'fpath=(%s $fpath)\nautoload -Uz compinit && compinit -u\nPS1="> "\n' "$SCRATCH/zsh/functions" > "$SCRATCH/zsh/.zshrc"
-            echo 'coffer completion fish | source' > "$SCRATCH/config/fish/config.fish"
+            cd "$SCRATCH"
+            echo 'otpauth://totp/Evil:%24(touch%20pwned)%20%60touch%20pwned2%60?secret=JBSWY3DPEHPK3PXP&issuer=Evil' | "$COFFER" add - > /dev/null 2>&1 || exit 11
+            mkdir -p zsh/functions config/fish
+            "$COFFER" completion zsh > zsh/functions/_coffer
+            printf 'fpath=(%s $fpath)\nautoload -Uz compinit && compinit -u\nPS1="> "\n' "$SCRATCH/zsh/functions" > zsh/.zshrc
+            echo 'coffer completion fish | source' > config/fish/config.fish
+            printf 'source <(coffer completion bash)\nPS1="> "\n' > bashrc
             # Each word is typed, completed, then the line is printed instead of run.
             type_words() {
               sleep 1.5
               for word in "$@"; do printf 'coffer code %s\t' "$word"; sleep 2; printf '\001%s LINE: \r' "$echo"; sleep 0.5; done
               printf 'exit\r'
             }
+            words=(ONE nger Alp Alpha:lo Evil:)
+            echo '--- bash'
+            echo=echo type_words "${words[@]}" | HISTFILE=/dev/null script -qec "bash --rcfile $SCRATCH/bashrc -i" /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
             echo '--- zsh'
-            echo=print type_words ONE nger Alp | ZDOTDIR="$SCRATCH/zsh" script -qec 'zsh -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
+            echo=print type_words "${words[@]}" | ZDOTDIR="$SCRATCH/zsh" script -qec 'zsh -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
             echo '--- fish'
-            echo=echo type_words ONE nger Alp | XDG_CONFIG_HOME="$SCRATCH/config" XDG_DATA_HOME="$SCRATCH/data" script -qec 'fish -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
+            echo=echo type_words "${words[@]}" | XDG_CONFIG_HOME="$SCRATCH/config" XDG_DATA_HOME="$SCRATCH/data" script -qec 'fish -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
+            echo '--- ran'; ls pwned pwned2 2>&1
             """#, scratch: scratch)
         let out = result.stdout
-        #expect(result.status == 0, "\(out) \(result.stderr)")
-        for shell in ["zsh", "fish"] {
+        #expect(result.status != 11, "\(out) \(result.stderr)")
+        for shell in ["bash", "zsh", "fish"] {
             let lines = out.components(separatedBy: "--- \(shell)\n").last?.components(separatedBy: "--- ").first ?? ""
             #expect(lines.contains("LINE: coffer code zeta:one\n"), "\(shell), part of the name: \(out)")
             #expect(lines.contains("LINE: coffer code Alpha:longer-name\n"), "\(shell), any case: \(out)")
             // Two accounts start with Alp: the line gets what they share, colon included.
             #expect(lines.contains("LINE: coffer code Alpha:\n"), "\(shell), the whole issuer: \(out)")
+            #expect(lines.components(separatedBy: "LINE: coffer code Alpha:longer-name\n").count == 3, "\(shell), after a colon: \(out)")
+            #expect(lines.contains("LINE: coffer code Evil:$(touch pwned) `touch pwned2`\n"), "\(shell), quoted: \(out)")
         }
+        #expect(out.hasSuffix("--- ran\nls: cannot access 'pwned': No such file or directory\nls: cannot access 'pwned2': No such file or directory\n"), "\(out)")
     }
 
     @Test("the README's command table names every command --help lists, and no other")

@@ -38,22 +38,61 @@ struct CompletionCommand: ParsableCommand {
     }
 
     /// The only custom completion is account names, so the generic helper that offers them is
-    /// the one to change.
+    /// the one to change: it quotes each name itself (`printf %q`; readline's file-name quoting
+    /// leaves `$` and `)` bare, so a name such as `$(…)` came out broken), and a wrapper joins
+    /// the words bash split at `:` (every account is named `Issuer:account`, and `:` is in
+    /// `COMP_WORDBREAKS`), then takes what precedes the last `:` off each offer, since readline
+    /// replaces only what follows it.
     private static func bash(_ script: String) -> String {
         let filtered = #"__coffer_add_completions -W "$(__coffer_custom_complete "#
         let unfiltered = #"__coffer_add_matches "$(__coffer_custom_complete "#
-        let helper = """
-            # Account names as coffer matched them (not filtered again by prefix).
+        let helper = #"""
+            # Account names as coffer matched them (not filtered again by prefix), quoted here.
             __coffer_add_matches() {
-                local match
+                local match quoted
+                compopt +o filenames 2> /dev/null
                 while IFS='' read -r match; do
-                    [[ -n "${match}" ]] && COMPREPLY+=("${match}")
+                    [[ -n "${match}" ]] || continue
+                    printf -v quoted '%q' "${match}"
+                    COMPREPLY+=("${quoted}")
                 done <<< "${1}"
             }
 
-            """
-        return replacing(filtered, with: unfiltered, in: script)
+            """#
+        let wrapper = #"""
+            # The words as typed, with those bash split at ':' joined again; what readline will
+            # not replace (up to the last ':' of the current word) is taken off each offer.
+            _coffer() {
+                local -a joined=()
+                local -i index cword=0
+                for index in "${!COMP_WORDS[@]}"; do
+                    if (( index > 1 )) && [[ "${COMP_WORDS[index]}" == : || "${COMP_WORDS[index - 1]}" == : ]]; then
+                        joined[${#joined[@]} - 1]+="${COMP_WORDS[index]}"
+                    else
+                        joined+=("${COMP_WORDS[index]}")
+                    fi
+                    (( index == COMP_CWORD )) && cword=$(( ${#joined[@]} - 1 ))
+                done
+                local -a COMP_WORDS=("${joined[@]}")
+                local -i COMP_CWORD=${cword}
+                local current="${COMP_WORDS[COMP_CWORD]}"
+                __coffer_generated "${1}" "${current}" "${COMP_WORDS[COMP_CWORD - 1]}"
+                if [[ "${current}" == *:* && "${COMP_WORDBREAKS}" == *:* ]]; then
+                    # As typed: quoted with backslashes, as the offers are.
+                    local typed="${current%:*}:"
+                    local -i offer
+                    for offer in "${!COMPREPLY[@]}"; do
+                        COMPREPLY[offer]="${COMPREPLY[offer]#"${typed}"}"
+                    done
+                fi
+            }
+
+
+            """#
+        let generated = replacing(filtered, with: unfiltered, in: script)
+        return replacing("\n_coffer() {", with: "\n__coffer_generated() {", in: generated)
             .replacingOccurrences(of: "__coffer_custom_complete() {", with: helper + "__coffer_custom_complete() {")
+            .replacingOccurrences(of: "complete -o filenames -F _coffer coffer", with: wrapper + "complete -o filenames -F _coffer coffer")
     }
 
     /// `compadd -U` offers the names without comparing them with the word typed (the word is
