@@ -17,11 +17,8 @@ struct ManualToolTests {
 
     /// The commands `coffer [WORDS…] --help` lists, depth first, as page names (`coffer-store-put`).
     static func helpPages(_ words: [String] = []) async throws -> [String] {
-        let help = try await CofferProcess.run(executable: try CofferProcess.executable, words + ["--help"], environment: ["COLUMNS": "200"])
-        let section = help.stdout.components(separatedBy: "SUBCOMMANDS:").dropFirst().first ?? ""
         var pages = [(["coffer"] + words).joined(separator: "-")]
-        for line in section.split(separator: "\n") where line.hasPrefix("  ") && !line.hasPrefix("   ") {
-            guard let name = line.split(separator: " ").first.map(String.init), name != "help", name != "See" else { continue }
+        for name in try await DiscoverabilityToolTests.listedCommands(words) {
             pages += try await helpPages(words + [name])
         }
         return pages
