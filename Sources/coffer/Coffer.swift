@@ -17,7 +17,7 @@ struct Coffer: AsyncParsableCommand {
               echo 'otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP' | coffer add -
               coffer code example
               coffer store put greeting 'Hello from Coffer'
-            """,
+            """ + "\n\n" + ExitStatus.summary,
         version: CofferVersion.current,
         subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, VerifyCommand.self, ShowCommand.self, RemoveCommand.self, RenameCommand.self, TrashCommand.self, RestoreCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, KeyCommand.self, DoctorCommand.self, StoreCommand.self, CompletionCommand.self, ManCommand.self, ClipboardClearCommand.self])
 

@@ -76,4 +76,14 @@ struct ExitStatusToolTests {
         #expect(lines.contains("pipe: 141 0"), "\(result.stdout)")
         #expect(lines.contains("ignored: 141 0"), "\(result.stdout)")
     }
+
+    @Test("coffer --help lists the README's statuses, each by the name its meaning starts with")
+    func helpMatchesReadme() async throws {
+        let table = try Self.readmeTable()
+        let help = try await CofferProcess.run(executable: try CofferProcess.executable, ["--help"], environment: ["COLUMNS": "400"])
+        let line = help.stdout.split(separator: "\n").first { $0.contains("Exit status: ") }.map(String.init) ?? ""
+        let listed = line.components(separatedBy: "Exit status: ").last?.components(separatedBy: " (").first ?? ""
+        let readme = table.keys.sorted().map { status in "\(status) \(table[status]!.components(separatedBy: ":").first!)" }
+        #expect(listed == readme.joined(separator: ", "), "--help: \(listed); README: \(readme)")
+    }
 }

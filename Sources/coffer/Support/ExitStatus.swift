@@ -26,6 +26,25 @@ enum ExitStatus: Int32, CaseIterable {
 
     var exitCode: ExitCode { ExitCode(rawValue) }
 
+    /// Its name in a word or two, as `--help` and the README's table begin its meaning.
+    var label: String {
+        switch self {
+        case .done: "done"
+        case .failed: "failed"
+        case .noMatch: "nothing matched"
+        case .ambiguous: "ambiguous"
+        case .usage: "usage"
+        case .unavailable: "unavailable"
+        case .readerGone: "reader gone"
+        }
+    }
+
+    /// Every status with its label, one line for `coffer --help`.
+    static var summary: String {
+        "Exit status: " + allCases.map { "\($0.rawValue) \($0.label)" }.joined(separator: ", ")
+            + " (coffer man says what each means)."
+    }
+
     /// What the status means, for the manual page (the README's table says the same).
     var meaning: String {
         switch self {
