@@ -78,9 +78,12 @@ public enum PrivateFile {
 
     /// Replaces the file at `path` with `data`.
     ///
-    /// - Parameter readableByEveryone: `true` for a file that holds no secret and others must
-    ///   read (a manual page installed for every user): it is made 0644 before it takes the
-    ///   target's name, so no moment exists where the name holds it with another mode.
+    /// - Parameters:
+    ///   - data: What the file will hold.
+    ///   - path: The file to replace (or create).
+    ///   - readableByEveryone: `true` for a file that holds no secret and others must read (a
+    ///     manual page installed for every user): it is made 0644 before it takes the target's
+    ///     name, so no moment exists where the name holds it with another mode.
     /// - Throws: ``StorageError/untrusted(path:owner:mode:reason:)`` for a refused target or
     ///   directory, ``StorageError/io(operation:path:code:)`` when writing fails (nothing is
     ///   left behind then).

@@ -28,6 +28,7 @@ public enum TrustProblem: Sendable, Equatable, CustomStringConvertible {
     /// `newDirectoryOnly`, writes only into a new directory).
     case alreadyExists(newDirectoryOnly: Bool)
 
+    /// The reason in words, as it follows "Coffer will not use PATH:".
     public var description: String {
         switch self {
         case .notADirectory: "it is not a directory"
