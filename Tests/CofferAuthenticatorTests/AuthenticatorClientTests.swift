@@ -72,6 +72,25 @@ struct AuthenticatorClientTests {
         #expect(storage.getAllAccounts().count == 2, "a TOTP mechanism needs no floor")
     }
 
+    @Test("keepCounter sees a HOTP mechanism as it is taken out, before it is; one that throws keeps it stored")
+    func keepCounter() throws {
+        struct Refused: Error {}
+        let storage = MemoryStorageClient()
+        let kept = Mutex<[UInt64]>([])
+        let keeping = AuthenticatorClient(storage: storage, keepCounter: { mechanism in
+            #expect(storage.getMechanismForUUID(uuid: mechanism.mechanismUUID) != nil, "called before the removal")
+            kept.withLock { $0.append(mechanism.counter) }
+        })
+        let entry = try keeping.addAccount(uri: "otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank&counter=4")
+        let mechanism = try #require(entry.mechanisms.first)
+        let refusing = AuthenticatorClient(storage: storage, keepCounter: { _ in throw Refused() })
+        #expect(throws: AuthenticatorError.self) { try refusing.takeOut(mechanism) }
+        #expect(storage.getMechanismForUUID(uuid: mechanism.mechanismUUID) != nil, "nothing was taken out")
+        #expect(try keeping.takeOut(mechanism)?.counter == 4)
+        #expect(kept.withLock { $0 } == [4])
+        #expect(storage.getMechanismForUUID(uuid: mechanism.mechanismUUID) == nil)
+    }
+
     @Test("HOTP: each code advances the stored counter first")
     func hotpAdvances() throws {
         let storage = MemoryStorageClient()

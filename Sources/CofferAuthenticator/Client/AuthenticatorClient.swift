@@ -27,6 +27,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     private let enableCredentialCache: Bool
     private let clock: @Sendable () -> Date
     private let counterFloor: (@Sendable (Mechanism) throws -> UInt64)?
+    private let keepCounter: (@Sendable (Mechanism) throws -> Void)?
     /// Receives a line for every refused or failed operation.
     public let logger: Logger
 
@@ -44,15 +45,22 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ///     a code the server has seen is never issued again. When it throws (the record of
     ///     counters cannot be read), nothing is stored and the add fails with
     ///     ``AuthenticatorError/storageFailed(operation:cause:)`` carrying that error.
+    ///   - keepCounter: Called with each HOTP mechanism exactly as it is about to be taken out
+    ///     (``takeOut(_:)``, a replacing add or import), before it is: the place to record its
+    ///     counter durably, so that a process killed between the removal and whatever keeps the
+    ///     mechanism afterwards (a trash) cannot lose it, and `counterFloor` finds it. When it
+    ///     throws, nothing is taken out.
     public init(
         storage: any StorageClient, enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
-        clock: @escaping @Sendable () -> Date = Date.init, counterFloor: (@Sendable (Mechanism) throws -> UInt64)? = nil
+        clock: @escaping @Sendable () -> Date = Date.init, counterFloor: (@Sendable (Mechanism) throws -> UInt64)? = nil,
+        keepCounter: (@Sendable (Mechanism) throws -> Void)? = nil
     ) {
         self.storage = storage
         self.enableCredentialCache = enableCredentialCache
         self.logger = logger
         self.clock = clock
         self.counterFloor = counterFloor
+        self.keepCounter = keepCounter
     }
 
     // MARK: - Accounts
@@ -135,6 +143,13 @@ public final class AuthenticatorClient: @unchecked Sendable {
     private func takeOut(_ mechanism: Mechanism, from storage: any StorageClient) throws(AuthenticatorError) -> Mechanism? {
         var current = mechanism
         for _ in 0..<1000 {
+            if current.type == .hotp, let keepCounter {
+                do {
+                    try keepCounter(current)
+                } catch {
+                    throw .storageFailed(operation: "record the HOTP counter before taking the mechanism out", cause: error)
+                }
+            }
             for notification in storage.getAllNotificationsForMechanism(mechanism: current) {
                 try write(storage.removeNotification(notification: notification), "remove a notification", storage)
             }

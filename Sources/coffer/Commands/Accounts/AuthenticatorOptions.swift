@@ -117,8 +117,13 @@ struct AuthenticatorOptions: ParsableArguments {
         case .postgres: storage = try PostgresBackend.open(directory: data.directory, logger: logger)
         }
         // A HOTP secret seen before starts where it left off, whatever adds it (see CounterFloor).
-        let floor = CounterFloor(storage: storage, trash: Trash(storage: storage, dataDirectory: data.directory))
-        return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { try floor.floor(for: $0) }), storage)
+        let trash = Trash(storage: storage, dataDirectory: data.directory)
+        let floor = CounterFloor(storage: storage, trash: trash)
+        // A HOTP mechanism taken out (replaced, overwritten, removed) has its counter recorded
+        // first, so a process killed before the trash is written cannot take it back.
+        let memory = trash.map(CounterMemory.init(trash:))
+        return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { try floor.floor(for: $0) },
+                                    keepCounter: { mechanism in try memory?.remember([mechanism]) }), storage)
     }
 }
 
