@@ -163,6 +163,25 @@ struct TrashToolTests {
                                  outcome: result.stdout.contains("repeated=0") ? "every code issued once" : "A CODE ISSUED TWICE")
     }
 
+    /// Found by an attack review: each account had a counter of its own, so the codes of one
+    /// secret were issued once by each.
+    @Test("a HOTP secret another account holds (in any spelling) is refused: two counters would issue the same codes")
+    func twinSecret() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let lower = Self.secret.lowercased()
+        let result = try await Self.run("""
+            echo '\(Self.hotp)' | "$COFFER" add - > /dev/null 2>&1 || exit 10
+            echo 'otpauth://hotp/Other:eve?secret=\(lower)&issuer=Other&counter=0' | "$COFFER" add - 2>&1; echo "status=$?"
+            echo 'otpauth://totp/Other:eve?secret=\(Self.secret)&issuer=Other' | "$COFFER" add - > /dev/null 2>&1; echo "totp=$?"
+            "$COFFER" code bank --raw; "$COFFER" list
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(out.hasPrefix("coffer: Use the account Bank: bob (rename it with coffer rename), or remove it first"), "\(out)")
+        #expect(out.contains("status=1\ntotp=0\n755224\n"), "refused, nothing stored; the first code is still the first: \(out)")
+        #expect(out.contains("  Other: eve  TOTP\n"), "a TOTP secret may be shared: \(out)")
+    }
+
     @Test("a damaged record of counters stops every HOTP add, restore and import with what to do, and stores nothing; TOTP goes on")
     func damagedCounterRecord() async throws {
         let scratch = TemporaryDirectory()
@@ -211,6 +230,8 @@ struct TrashToolTests {
             echo '--- again'
             echo '\(Self.hotp)' | "$COFFER" add - > /dev/null 2>&1
             "$COFFER" code bank --raw
+            # Under another name (one account holds a HOTP secret at a time: see twinSecret).
+            "$COFFER" remove bank --yes > /dev/null
             echo 'otpauth://hotp/Other:carol?secret=\(Self.secret)&issuer=Other&counter=0' | "$COFFER" add - > /dev/null 2>&1
             "$COFFER" code other --raw
             COFFER_TRASH_DAYS=abc "$COFFER" trash 2>&1; echo "days=$?"
