@@ -29,7 +29,13 @@ struct Coffer: AsyncParsableCommand {
         if let typed = CommandLine.arguments.dropFirst().first, !hidden.contains(typed),
            let message = CommandSuggestion.message(for: typed, commands: commands) {
             StandardStreams.note("coffer: \(message)")
-            exit(withError: ExitCode.failure)
+            exit(withError: ExitStatus.usage.exitCode)
+        }
+        // `coffer help NAME` for a command there is not: a usage error, not the tool's help.
+        let typed = Array(CommandLine.arguments.dropFirst())
+        if typed.count >= 2, typed[0] == "help", !typed[1].hasPrefix("-"), !commands.contains(typed[1]) {
+            StandardStreams.note("coffer: there is no command '\(typed[1])' (see coffer --help)")
+            exit(withError: ExitStatus.usage.exitCode)
         }
         var command: any ParsableCommand
         do {

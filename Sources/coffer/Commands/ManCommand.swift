@@ -31,6 +31,7 @@ struct ManCommand: AsyncParsableCommand {
         try await reportingErrors {
             let tool = try CommandHelp.tool()
             if let directory {
+                guard !directory.isEmpty else { throw CommandFailure.usage("--directory needs the directory to write the pages into") }
                 guard words.isEmpty else { throw CommandFailure.usage("--directory writes every page; name no command with it") }
                 try write(ManualPage.all(of: tool), into: directory)
                 return
