@@ -108,8 +108,11 @@ struct ManualToolTests {
             "$COFFER" man --directory missing; echo "missing: $?"
             mkdir man1 && echo old > man1/coffer-code.1
             "$COFFER" man --directory man1 2> /dev/null; echo "again: $? $(head -c 3 man1/coffer-code.1)"
-            echo victim > victim; ln -sf "$SCRATCH/victim" man1/coffer-list.1
-            "$COFFER" man --directory man1; echo "link: $? $(cat victim)"
+            echo victim > victim; mkdir man2; ln -sf "$SCRATCH/victim" man2/coffer-list.1
+            "$COFFER" man --directory man2; echo "link: $? $(cat victim) $(ls man2 | wc -l)"
+            touch -d '2 minutes ago' man1/.coffer-code.1.0123456789AB.tmp; touch man1/.coffer-add.1.0123456789AB.tmp
+            "$COFFER" man --directory man1 2> /dev/null; echo "leftovers: $(ls -A man1 | grep tmp)"
+            rm man1/.coffer-add.1.0123456789AB.tmp
             mkdir open && chmod 777 open
             "$COFFER" man --directory open; echo "open: $? $(ls open | wc -l)"
             ls -a man1 | grep -c tmp
@@ -117,7 +120,8 @@ struct ManualToolTests {
         let out = result.stdout
         #expect(out.contains("missing: 1\n") && result.stderr.contains("create the directory missing first"), "\(out) \(result.stderr)")
         #expect(out.contains("again: 0 .TH"), "an existing page is replaced: \(out)")
-        #expect(out.contains("link: 1 victim\n") && result.stderr.contains("symbolic link"), "\(out) \(result.stderr)")
+        #expect(out.contains("link: 1 victim 1\n") && result.stderr.contains("symbolic link"), "refused before any page is written: \(out) \(result.stderr)")
+        #expect(out.contains("leftovers: .coffer-add.1.0123456789AB.tmp\n"), "a killed run's old temporary file is removed, a running one's kept: \(out)")
         #expect(out.contains("open: 1 0\n"), "\(out) \(result.stderr)")
         #expect(out.hasSuffix("0\n"), "no temporary file is left: \(out)")
     }
