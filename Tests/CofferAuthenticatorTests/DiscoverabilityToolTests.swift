@@ -91,6 +91,9 @@ struct DiscoverabilityToolTests {
         let result = try await Self.run(#"""
             cd "$SCRATCH"
             echo 'otpauth://totp/Evil:%24(touch%20pwned)%20%60touch%20pwned2%60?secret=JBSWY3DPEHPK3PXP&issuer=Evil' | "$COFFER" add - > /dev/null 2>&1 || exit 11
+            # Two names that part at characters the shell quotes: their common part ends before.
+            echo 'otpauth://totp/Twin:x%24(touch%20pwned3)?secret=JBSWY3DPEHPK3PXP&issuer=Twin' | "$COFFER" add - > /dev/null 2>&1 || exit 12
+            echo 'otpauth://totp/Twin:x%3Btouch%20pwned4?secret=JBSWY3DPEHPK3PXP&issuer=Twin' | "$COFFER" add - > /dev/null 2>&1 || exit 13
             mkdir -p zsh/functions config/fish
             "$COFFER" completion zsh > zsh/functions/_coffer
             printf 'fpath=(%s $fpath)\nautoload -Uz compinit && compinit -u\nPS1="> "\n' "$SCRATCH/zsh/functions" > zsh/.zshrc
@@ -102,17 +105,17 @@ struct DiscoverabilityToolTests {
               for word in "$@"; do printf 'coffer code %s\t' "$word"; sleep 2; printf '\001%s LINE: \r' "$echo"; sleep 0.5; done
               printf 'exit\r'
             }
-            words=(ONE nger Alp Alpha:lo Evil:)
+            words=(ONE nger Alp Alpha:lo Evil: Twin:)
             echo '--- bash'
             echo=echo type_words "${words[@]}" | HISTFILE=/dev/null script -qec "bash --rcfile $SCRATCH/bashrc -i" /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
             echo '--- zsh'
             echo=print type_words "${words[@]}" | ZDOTDIR="$SCRATCH/zsh" script -qec 'zsh -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
             echo '--- fish'
             echo=echo type_words "${words[@]}" | XDG_CONFIG_HOME="$SCRATCH/config" XDG_DATA_HOME="$SCRATCH/data" script -qec 'fish -i' /dev/null | grep -ao 'LINE: [^[:cntrl:]]*'
-            echo '--- ran'; ls pwned pwned2 2>&1
+            echo '--- ran'; ls pwned* 2>&1
             """#, scratch: scratch)
         let out = result.stdout
-        #expect(result.status != 11, "\(out) \(result.stderr)")
+        #expect(![11, 12, 13].contains(result.status), "\(out) \(result.stderr)")
         for shell in ["bash", "zsh", "fish"] {
             let lines = out.components(separatedBy: "--- \(shell)\n").last?.components(separatedBy: "--- ").first ?? ""
             #expect(lines.contains("LINE: coffer code zeta:one\n"), "\(shell), part of the name: \(out)")
@@ -121,8 +124,9 @@ struct DiscoverabilityToolTests {
             #expect(lines.contains("LINE: coffer code Alpha:\n"), "\(shell), the whole issuer: \(out)")
             #expect(lines.components(separatedBy: "LINE: coffer code Alpha:longer-name\n").count == 3, "\(shell), after a colon: \(out)")
             #expect(lines.contains("LINE: coffer code Evil:$(touch pwned) `touch pwned2`\n"), "\(shell), quoted: \(out)")
+            #expect(lines.contains("LINE: coffer code Twin:x\n"), "\(shell), no lone backslash: \(out)")
         }
-        #expect(out.hasSuffix("--- ran\nls: cannot access 'pwned': No such file or directory\nls: cannot access 'pwned2': No such file or directory\n"), "\(out)")
+        #expect(out.hasSuffix("--- ran\nls: cannot access 'pwned*': No such file or directory\n"), "nothing ran: \(out)")
     }
 
     @Test("the README's command table names every command --help lists, and no other")

@@ -20,9 +20,24 @@ enum AccountCompletion {
         guard let options = try? AuthenticatorOptions.parse(relevant), (try? options.backend()) == .sqlite,
               let titles = try? SQLiteStorageClient.accountTitles(inDatabaseAt: DefaultAuthenticatorStorage.databaseURL(in: options.data.directory).path)
         else { return [] }
-        // Escaped as everything the tool prints: the shell shows the candidates, and a name with a
-        // line feed would be two of them.
-        let escaped = titles.map { TerminalText.escaped($0) }
-        return AccountQuery.matchingTitles(prefix, in: escaped).sorted()
+        // A name with characters the tool escapes (a line feed, ESC: only a crafted database
+        // holds one) cannot be typed, so it is not offered.
+        let typable = titles.filter { TerminalText.escaped($0) == $0 }
+        return withSharedPart(AccountQuery.matchingTitles(prefix, in: typable).sorted())
+    }
+
+    /// `matches`, and what they all begin with when the next character of each is one the shell
+    /// quotes with a backslash (`Evil:x$…`, `Evil:x;…`): bash and zsh would put in the common
+    /// part of the quoted names, `Evil:x\`, whose lone backslash joins the next line. Offering
+    /// `Evil:x` itself stops the common part before it.
+    static func withSharedPart(_ matches: [String]) -> [String] {
+        guard matches.count > 1, var shared = matches.first else { return matches }
+        for match in matches.dropFirst() {
+            shared = String(zip(shared, match).prefix { $0 == $1 }.map(\.0))
+        }
+        let quoted = { (next: Character) in !(next.isLetter || next.isNumber || "_@%+=:,./-".contains(next)) }
+        let nextCharacters = matches.compactMap { $0.dropFirst(shared.count).first }
+        guard !shared.isEmpty, !matches.contains(shared), !nextCharacters.isEmpty, nextCharacters.allSatisfy(quoted) else { return matches }
+        return [shared] + matches
     }
 }
