@@ -113,8 +113,8 @@ struct TrashToolTests {
             echo '\(Self.hotp)' > "$SCRATCH/same.txt"
             : > "$SCRATCH/codes"
             for round in $(seq 1 8); do
-              "$COFFER" code bank --raw >> "$SCRATCH/codes" 2>/dev/null &
-              "$COFFER" code bank --raw >> "$SCRATCH/codes" 2>/dev/null &
+              "$COFFER" code bank --raw >> "$SCRATCH/codes" 2>> "$SCRATCH/errors" &
+              "$COFFER" code bank --raw >> "$SCRATCH/codes" 2>> "$SCRATCH/errors" &
               case $((round % 3)) in
                 0) (echo '\(Self.hotp)' | "$COFFER" add --replace - > /dev/null 2>&1) & ;;
                 1) "$COFFER" import "$SCRATCH/same.txt" --overwrite > /dev/null 2>&1 & ;;
@@ -124,8 +124,14 @@ struct TrashToolTests {
             done
             "$COFFER" code bank --raw >> "$SCRATCH/codes"
             echo "issued=$(wc -l < "$SCRATCH/codes") distinct=$(sort -u "$SCRATCH/codes" | wc -l)"
+            echo '--- errors'; cat "$SCRATCH/errors" 2> /dev/null
             """, scratch: scratch)
         #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        // A code that lost the race to a replacement says so in the tool's words, without ids.
+        let errors = result.stdout.components(separatedBy: "--- errors\n").last ?? ""
+        for line in errors.split(separator: "\n") {
+            #expect(line.contains("run coffer code again: Bank: bob was replaced or removed by another command just now"), "\(line)")
+        }
         let line = result.stdout.split(separator: "\n").last { $0.hasPrefix("issued=") } ?? ""
         let numbers = line.split(separator: " ").compactMap { $0.split(separator: "=").last.flatMap { Int($0) } }
         #expect(numbers.count == 2 && numbers[0] >= 9 && numbers[0] == numbers[1], "every code issued once: \(line)")

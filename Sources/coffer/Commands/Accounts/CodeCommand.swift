@@ -117,11 +117,24 @@ struct CodeCommand: AsyncParsableCommand {
                     }
                     reports.append(CodeReport(entry, mechanism, code: code, now: now))
                 } catch {
-                    reports.append(CodeReport(entry, mechanism, now: now, error: error.localizedDescription))
+                    reports.append(CodeReport(entry, mechanism, now: now, error: Self.describe(error, entry)))
                 }
             }
         }
         return reports
+    }
+
+    /// The mechanism went between reading it and claiming its counter (another command
+    /// replaced or removed it): said so, without its id; no code was issued.
+    private static func describe(_ error: any Error, _ entry: AccountEntry) -> String {
+        let gone: Bool
+        switch error {
+        case AuthenticatorError.notFound: gone = true
+        case AuthenticatorError.storageFailed(_, StorageClientError.mechanismNotFound?): gone = true
+        default: gone = false
+        }
+        guard gone else { return error.localizedDescription }
+        return "run coffer code again: \(AccountQuery.title(entry.account)) was replaced or removed by another command just now, and no code was issued"
     }
 }
 
