@@ -6,6 +6,27 @@ import Testing
 /// and never advise deleting data; each cause of a refused file has its own message.
 @Suite("coffer's errors lead with the fix")
 struct ErrorMessageToolTests {
+    /// Found by an attack review: the sealed secret of one row copied into another gave a line
+    /// with both records' internal paths (ids and columns).
+    @Test("a secret copied between records is said without record paths or ids")
+    func swappedRecord() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+                printf '%s\\n' 'otpauth://totp/A:a?secret=JBSWY3DPEHPK3PXP&issuer=A' 'otpauth://totp/B:b?secret=GEZDGNBVGY3TQOJQ&issuer=B' \\
+                  | "$COFFER" add - > /dev/null 2>&1 || exit 10
+                sqlite3 "$COFFER_HOME/authenticator.sqlite" "UPDATE mechanism SET secret = (SELECT secret FROM mechanism WHERE issuer = 'A') WHERE issuer = 'B'"
+                "$COFFER" list 2>&1; echo "status=$?"; "$COFFER" code b 2>&1; echo "status=$?"
+                """],
+            environment: ["COFFER": try CofferProcess.executable.path, "COFFER_HOME": scratch.appending("home").path],
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+        let out = result.stdout
+        #expect(out.components(separatedBy: "1 stored record(s) cannot be read: they were copied or swapped between records outside Coffer").count == 3, "\(out)")
+        #expect(!out.contains("mechanism/") && out.range(of: #"[0-9A-F]{8}-[0-9A-F]{4}-"#, options: .regularExpression) == nil, "no record paths or ids: \(out)")
+        #expect(out.contains("status=1\n"), "\(out)")
+    }
+
     /// Accounts made in a session with a keyring (their key goes into it), then used where there
     /// is none (over SSH): the daily case of a keyring out of reach.
     @Test("a keyring out of reach: one line that leads with what to do and names coffer's own commands; list shows names and types",

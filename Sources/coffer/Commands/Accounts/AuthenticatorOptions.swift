@@ -147,7 +147,10 @@ enum UnreadableRecords {
     static func summary(_ storage: any StorageClient, directory: URL) -> String? {
         guard let diagnostics = storage as? any StorageClientDiagnostics, diagnostics.unreadableRecordCount > 0 else { return nil }
         let count = diagnostics.unreadableRecordCount
-        var why = diagnostics.lastError.map { ($0 as? LocalizedError)?.errorDescription ?? "\($0)" } ?? "unknown"
+        var why = diagnostics.lastError.map { error in
+            // What happened to the records, in words without their internal paths and ids.
+            Self.recordProblem(in: error) ?? (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        } ?? "unknown"
         if let sqlite = storage as? SQLiteStorageClient, let problem = sqlite.keyProblem {
             if let advice = firstCause(in: problem, { ($0 as? KeyringUnreachable)?.advice }) {
                 return "\(advice) Until then \(count) stored record(s) stay sealed."
@@ -186,6 +189,20 @@ extension UnreadableRecords {
             switch found {
             case .untrusted, .io: return found.description
             default: return nil
+            }
+        }
+    }
+
+    /// What is wrong with a record itself (copied between records, damaged, sealed under another
+    /// key), said without the record's internal path, which names its id and columns.
+    static func recordProblem(in error: Any) -> String? {
+        firstCause(in: error) { cause in
+            switch cause as? StorageError {
+            case .identityMismatch?: "they were copied or swapped between records outside Coffer"
+            case .corrupted?: "they are damaged or were not written by Coffer"
+            case .decryptionFailed?: "they do not open with the accounts' key (damaged, or sealed under another key)"
+            case .keyMissing?: "they are sealed under a key the key store no longer holds"
+            default: nil
             }
         }
     }
