@@ -66,6 +66,10 @@ extension StorageError: LocalizedError {
                 + "(could not \(operation) \(path))."
         case let .io(operation, path, code) where code == ENOSPC || code == EDQUOT:
             return "Free some space on the disk that holds \(path): it is full (could not \(operation) it). Nothing was changed."
+        case let .io(operation, path, code) where code == EACCES || code == EPERM || code == EROFS:
+            let place = FileTrust.parentDirectory(of: path).isEmpty ? "." : FileTrust.parentDirectory(of: path)
+            let why = code == EROFS ? "it is on a read-only file system" : "you may not write there"
+            return "Name a place of your own instead of \(place): \(why) (could not \(operation) \(path))."
         case let .io(operation, path, code):
             return "Could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)). "
                 + "Check that the directory exists, is writable by you and the disk is not full."

@@ -137,5 +137,13 @@ struct ManualToolTests {
         #expect(result.stdout == "status=1\n", "\(result.stdout) \(result.stderr)")
         #expect(result.stderr.contains(planted.path), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: planted.path).isEmpty)
+
+        // The other way round: the second user names a directory of root's.
+        let roots = scratch.appending("roots")
+        try FileManager.default.createDirectory(at: roots, withIntermediateDirectories: false)
+        chmod(scratch.url.path, 0o755)
+        let theirs = try await SecondUser.run("HOME=/tmp '\(try CofferProcess.executable.path)' man --directory '\(roots.path)'; echo \"status=$?\"")
+        #expect(theirs.stdout == "status=1\n" && theirs.stderr.hasPrefix("coffer: Name a place of your own instead of \(roots.path): you may not write there"),
+                "\(theirs.stdout) \(theirs.stderr)")
     }
 }

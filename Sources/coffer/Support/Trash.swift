@@ -261,8 +261,8 @@ final class CounterFloor: @unchecked Sendable {
         do {
             entries = try trash.entries()
         } catch {
-            throw CommandFailure("The trash \(trash.directory.path) cannot be read (\(Self.reason(error))), and the HOTP counters "
-                + "it keeps are needed before a HOTP account is added; coffer trash says more.")
+            throw CommandFailure("Fix or move aside the trash \(trash.directory.path) (coffer trash says what is wrong): it cannot "
+                + "be read (\(Self.reason(error))), and the HOTP counters it keeps are needed before a HOTP account is added.")
         }
         return (counters, entries.flatMap(\.mechanisms))
     }
