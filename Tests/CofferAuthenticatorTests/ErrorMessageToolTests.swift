@@ -6,21 +6,27 @@ import Testing
 /// and never advise deleting data; each cause of a refused file has its own message.
 @Suite("coffer's errors lead with the fix")
 struct ErrorMessageToolTests {
+    /// Runs `script` in bash with `$COFFER` and a data directory of its own; without a keyring
+    /// session unless `keyring`.
+    static func run(_ script: String, scratch: TemporaryDirectory, keyring: Bool = false) async throws -> CofferProcess.Result {
+        try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", "set -u\n" + script],
+            environment: ["COFFER": try CofferProcess.executable.path, "COFFER_HOME": scratch.appending("home").path],
+            removing: keyring ? ["COFFER_BACKEND"] : ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+    }
+
     /// Found by an attack review: the sealed secret of one row copied into another gave a line
     /// with both records' internal paths (ids and columns).
     @Test("a secret copied between records is said without record paths or ids")
     func swappedRecord() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let result = try await CofferProcess.run(
-            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+        let result = try await Self.run("""
                 printf '%s\\n' 'otpauth://totp/A:a?secret=JBSWY3DPEHPK3PXP&issuer=A' 'otpauth://totp/B:b?secret=GEZDGNBVGY3TQOJQ&issuer=B' \\
                   | "$COFFER" add - > /dev/null 2>&1 || exit 10
                 sqlite3 "$COFFER_HOME/authenticator.sqlite" "UPDATE mechanism SET secret = (SELECT secret FROM mechanism WHERE issuer = 'A') WHERE issuer = 'B'"
                 "$COFFER" list 2>&1; echo "status=$?"; "$COFFER" code b 2>&1; echo "status=$?"
-                """],
-            environment: ["COFFER": try CofferProcess.executable.path, "COFFER_HOME": scratch.appending("home").path],
-            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+                """, scratch: scratch)
         let out = result.stdout
         #expect(out.components(separatedBy: "1 stored record(s) cannot be read: they were copied or swapped between records outside Coffer").count == 3, "\(out)")
         #expect(!out.contains("mechanism/") && out.range(of: #"[0-9A-F]{8}-[0-9A-F]{4}-"#, options: .regularExpression) == nil, "no record paths or ids: \(out)")
@@ -34,9 +40,7 @@ struct ErrorMessageToolTests {
     func keyringOutOfReach() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let result = try await CofferProcess.run(
-            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
-                set -u
+        let result = try await Self.run("""
                 printf '%s\n' 'otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail' \
                   'otpauth://hotp/Bank:bob?secret=JBSWY3DPEHPK3PXP&issuer=Bank&counter=7' | "$COFFER" add - > /dev/null || exit 10
                 cat "$COFFER_HOME/authenticator.keystore"
@@ -47,9 +51,7 @@ struct ErrorMessageToolTests {
                 echo '--- code'; away code mail 2>&1; echo "status=$?"
                 echo '--- secret'; away list --show-secret 2>&1; echo "status=$?"
                 echo '--- back'; "$COFFER" code bank --raw > /dev/null; echo "status=$?"
-                """],
-            environment: ["COFFER": try CofferProcess.executable.path, "COFFER_HOME": scratch.appending("home").path],
-            removing: ["COFFER_BACKEND"])
+                """, scratch: scratch, keyring: true)
         let out = result.stdout
         #expect(out.hasPrefix("secret-service\n0\n"), "the key went into the keyring, no key file: \(out)")
         let section = { (name: String) in out.components(separatedBy: "--- \(name)\n").last?.components(separatedBy: "--- ").first ?? "" }

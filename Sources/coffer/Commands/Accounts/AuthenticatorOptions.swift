@@ -199,7 +199,7 @@ extension UnreadableRecords {
         firstCause(in: error) { cause in
             switch cause as? StorageError {
             case .identityMismatch?: "they were copied or swapped between records outside Coffer"
-            case .corrupted?: "they are damaged or were not written by Coffer"
+            case .corrupted(_, let reason)?: reason  // what is wrong, without where
             case .decryptionFailed?: "they do not open with the accounts' key (damaged, or sealed under another key)"
             case .keyMissing?: "they are sealed under a key the key store no longer holds"
             default: nil
