@@ -66,6 +66,13 @@ extension ParsableCommand {
             // The tool's own words, from a hook it gave the library (the counter floor).
             StandardStreams.note("coffer: \(failure)")
             throw failure.status.exitCode
+        } catch AuthenticatorError.storageFailed(_, StorageClientError.keyUnavailable(let cause)?) {
+            // What to do about the key leads, as list says it; not the layers that wrapped it.
+            let fix = UnreadableRecords.fileProblem(in: cause)
+                ?? UnreadableRecords.keyProblem(in: cause).map { "The accounts' key cannot be opened now: \($0)." }
+                ?? "Restore the accounts' key (coffer doctor says what is wrong with it): it does not open this store."
+            StandardStreams.note("coffer: \(fix) Nothing new is sealed until then (that would leave the store under two keys).")
+            throw ExitStatus.of(cause).exitCode
         } catch {
             let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
             StandardStreams.note("coffer: \(message)")

@@ -90,7 +90,7 @@ enum StandardStreams {
             try FileHandle.standardOutput.write(contentsOf: data)
         } catch {
             if (error as NSError).code == Int(EPIPE) || errno == EPIPE { throw Self.readerGone }
-            throw CommandFailure("could not write to standard output: \((error as NSError).localizedDescription)")
+            throw Self.outputFailure((error as NSError).code == Int(ENOSPC) ? ENOSPC : errno)
         }
     }
 
@@ -109,8 +109,16 @@ enum StandardStreams {
             let code = errno
             clearerr(output)
             if code == EPIPE { throw readerGone }
-            throw CommandFailure("could not write to standard output: \(String(cString: strerror(code)))")
+            throw outputFailure(code)
         }
+    }
+
+    /// Standard output that could not be written (a full disk, an I/O error), said with what
+    /// to do first.
+    private static func outputFailure(_ code: Int32) -> CommandFailure {
+        let fix = code == ENOSPC || code == EDQUOT ? "Free some space where the output goes, or send it elsewhere"
+            : "Send the output somewhere that can take it"
+        return CommandFailure("\(fix): standard output could not be written (\(String(cString: strerror(code)))); what was printed is incomplete.")
     }
 
     /// Writes one line to standard error, escaped as everything the tool prints is (see
