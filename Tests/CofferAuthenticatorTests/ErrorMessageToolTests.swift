@@ -33,6 +33,21 @@ struct ErrorMessageToolTests {
         #expect(out.contains("status=1\n"), "\(out)")
     }
 
+    /// What `code` saw between a replacement's removal and its insertion, or after a replacement
+    /// killed there: the account without a mechanism. Said as that, not as "nothing matches".
+    @Test("an account left without a mechanism is said so by code, with what to do")
+    func accountWithoutMechanism() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            echo 'otpauth://hotp/Bank:bob?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Bank' | "$COFFER" add - > /dev/null 2>&1 || exit 10
+            sqlite3 "$COFFER_HOME/authenticator.sqlite" 'DELETE FROM mechanism'
+            "$COFFER" code bank 2>&1; echo "status=$?"
+            """, scratch: scratch)
+        #expect(result.stdout == "coffer: run coffer code again: Bank: bob has no mechanism just now, as another command replaces it; "
+                + "if that stays so, one was stopped halfway: coffer trash, or add it again\nstatus=2\n", "\(result.stdout)")
+    }
+
     /// Accounts made in a session with a keyring (their key goes into it), then used where there
     /// is none (over SSH): the daily case of a keyring out of reach.
     @Test("a keyring out of reach: one line that leads with what to do and names coffer's own commands; list shows names and types",

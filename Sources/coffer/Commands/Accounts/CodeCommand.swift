@@ -50,11 +50,17 @@ struct CodeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let entries = AccountQuery.sorted(try AccountQuery.entries(matching: query, authenticator, storage)
-                .filter { $0.mechanisms.contains { $0.type != .push } })
+            let matched = try AccountQuery.entries(matching: query, authenticator, storage)
+            let entries = AccountQuery.sorted(matched.filter { $0.mechanisms.contains { $0.type != .push } })
             let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
             guard !entries.isEmpty else {
                 if let unreadable { throw CommandFailure(unreadable) }
+                // The account is there without a mechanism: one is being replaced right now, or
+                // a replacement was stopped halfway (its counter is kept: see CounterMemory).
+                if query != nil, let bare = matched.first(where: { $0.mechanisms.isEmpty }) {
+                    throw CommandFailure.noMatch("run coffer code again: \(AccountQuery.title(bare.account)) has no mechanism just now, as "
+                        + "another command replaces it; if that stays so, one was stopped halfway: coffer trash, or add it again")
+                }
                 throw CommandFailure.noMatch(query.map { "no account with a code matches '\($0)'; see coffer list" }
                                              ?? "no accounts with codes yet; add one with coffer add")
             }
