@@ -59,7 +59,7 @@ struct ManCommand: AsyncParsableCommand {
             throw CommandFailure("create the directory \(directory) first (for example: mkdir -p \(directory)); the pages go into an existing one")
         }
         let paths = pages.map { URL(fileURLWithPath: directory).appendingPathComponent($0.fileName).path }
-        for path in paths { try Self.checkReplaceable(path) }
+        for path in paths { try FileTrust.checkReplaceable(path) }
         for (index, (page, path)) in zip(pages, paths).enumerated() {
             do {
                 try PrivateFile.write(Data(page.rendered(version: CofferVersion.current).utf8), to: path, readableByEveryone: true)
@@ -68,36 +68,7 @@ struct ManCommand: AsyncParsableCommand {
                 throw CommandFailure("\(reason.replacingOccurrences(of: " Nothing was changed.", with: "")) (\(index) of \(pages.count) pages were written before)")
             }
         }
-        Self.removeLeftovers(of: pages, in: directory)
+        for path in paths { PrivateFile.removeStaleTemporaries(of: path) }
         StandardStreams.note("coffer: wrote \(pages.count) manual pages into \(directory) (man coffer, man coffer-code, …)")
-    }
-
-    /// What `PrivateFile.write` would refuse to replace (a link, a directory, a FIFO, another
-    /// user's page), refused before anything is written.
-    private static func checkReplaceable(_ path: String) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        let type = info.st_mode & S_IFMT
-        let reason: TrustProblem? = switch type {
-        case S_IFLNK: .symbolicLink
-        case S_IFDIR: .directoryNotFile
-        case S_IFREG: info.st_uid == geteuid() ? nil : .foreignOwner(owner: info.st_uid, you: geteuid())
-        default: .notARegularFile
-        }
-        if let reason { throw StorageError.untrusted(path: path, owner: info.st_uid, mode: UInt32(info.st_mode) & 0o7777, reason: reason) }
-    }
-
-    /// Temporary files a run killed halfway left (`.coffer-code.1.XXXXXXXXXXXX.tmp`, yours, a
-    /// minute old: a run going on now may be writing the newer ones).
-    private static func removeLeftovers(of pages: [ManualPage], in directory: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        let prefixes = pages.map { "." + $0.fileName + "." }
-        for name in names where name.hasSuffix(".tmp") && prefixes.contains(where: name.hasPrefix) {
-            let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
-            var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
-                  time(nil) - info.st_mtim.tv_sec > 60 else { continue }
-            unlink(path)
-        }
     }
 }

@@ -174,7 +174,9 @@ public enum FileTrust {
     /// one: not a symbolic link, a regular file, yours (its mode does not matter: the new file
     /// is 0600). Checked with `lstat`, as the file is never opened; the rename replaces the
     /// directory entry itself, so a link swapped in afterwards is replaced, not followed.
-    static func checkReplaceable(_ path: String) throws(StorageError) {
+    /// ``PrivateFile/write(_:to:readableByEveryone:)`` checks this itself; call it to check
+    /// several targets before writing any.
+    public static func checkReplaceable(_ path: String) throws(StorageError) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         if UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFLNK) { throw untrustedLink(path) }

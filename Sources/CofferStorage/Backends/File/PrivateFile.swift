@@ -100,6 +100,23 @@ public enum PrivateFile {
         try POSIX.syncDirectory(directory)
     }
 
+    /// Removes the temporary files that writes of `path` killed halfway left beside it
+    /// (`.NAME.XXXXXXXXXXXX.tmp`, regular, yours), once they are a minute old: a write going on
+    /// now may own a newer one. Nothing else is touched; what cannot be removed is left.
+    public static func removeStaleTemporaries(of path: String) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let prefix = "." + url.lastPathComponent + "."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") && name.count == prefix.count + 12 + 4 {
+            let temporary = directory + "/" + name
+            var info = stat()
+            guard lstat(temporary, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
+                  time(nil) - info.st_mtim.tv_sec > 60 else { continue }
+            unlink(temporary)
+        }
+    }
+
     /// Writes `data` to a new 0600 temporary file beside `path` (created exclusively, written,
     /// `fsync`ed, closed; then given `mode`) and returns its path; on failure nothing is left
     /// behind. The caller links or renames it into place and removes what remains.
