@@ -212,8 +212,10 @@ final class CounterFloor: @unchecked Sendable {
     func floor(for mechanism: Mechanism) throws -> UInt64 {
         guard let key = CounterMemory.key(mechanism) else { return 0 }
         return try floors.withLock { cached in
-            try Self.refuseTwin(of: mechanism, key: key, in: storage)
-            if cached == nil { cached = try Self.collect(storage, trash) }
+            // Read afresh each time: a replacing command has taken the old one out by then.
+            let live = storage.getAllAccounts().map { ($0, storage.getMechanismsForAccount(account: $0)) }
+            try Self.refuseTwin(of: mechanism, key: key, among: live)
+            if cached == nil { cached = try Self.collect(live.flatMap(\.1), trash) }
             let floor = cached?[key] ?? 0
             cached?[key] = max(floor, mechanism.counter)
             return floor
@@ -222,19 +224,17 @@ final class CounterFloor: @unchecked Sendable {
 
     /// Two live accounts with one HOTP secret would each issue the same codes (each has a
     /// counter of its own), so a HOTP mechanism whose secret another account holds now is
-    /// refused. Read afresh each time: a replacing command has taken the old one out by then.
-    private static func refuseTwin(of mechanism: Mechanism, key: String, in storage: any StorageClient) throws {
-        for account in storage.getAllAccounts() where account.issuer != mechanism.issuer || account.accountName != mechanism.accountName {
-            let twins = storage.getMechanismsForAccount(account: account).filter { $0.type == .hotp && CounterMemory.key($0) == key }
-            if !twins.isEmpty {
+    /// refused.
+    private static func refuseTwin(of mechanism: Mechanism, key: String, among live: [(Account, [Mechanism])]) throws {
+        for (account, mechanisms) in live where account.issuer != mechanism.issuer || account.accountName != mechanism.accountName {
+            if mechanisms.contains(where: { $0.type == .hotp && CounterMemory.key($0) == key }) {
                 throw CommandFailure("Use the account \(AccountQuery.title(account)) (rename it with coffer rename), or remove it first: "
                     + "it holds this HOTP secret already, and two accounts with one HOTP secret would issue the same codes.")
             }
         }
     }
 
-    private static func collect(_ storage: any StorageClient, _ trash: Trash?) throws -> [String: UInt64] {
-        let stored = storage.getAllAccounts().flatMap { storage.getMechanismsForAccount(account: $0) }
+    private static func collect(_ stored: [Mechanism], _ trash: Trash?) throws -> [String: UInt64] {
         var all: [String: UInt64] = [:]
         var trashed: [Mechanism] = []
         if let trash {
