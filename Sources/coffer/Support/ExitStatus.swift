@@ -45,17 +45,19 @@ enum ExitStatus: Int32, CaseIterable {
             + " (coffer man says what each means)."
     }
 
-    /// What the status means, for the manual page (the README's table says the same).
+    /// What the status means, for the manual page: its label, then what it stands for (the
+    /// README's table says the same).
     var meaning: String {
-        switch self {
-        case .done: "done"
-        case .failed: "failed: the line on standard error says what and what to do"
-        case .noMatch: "nothing matched: no account for the query, nothing stored under the name"
-        case .ambiguous: "ambiguous: the query matched several accounts where one was needed"
-        case .usage: "usage: the command line was wrong (one line, with the --help to read)"
-        case .unavailable: "unavailable: the keyring, the database server or the TPM did not answer; nothing was changed, try again later"
+        let detail: String? = switch self {
+        case .done: nil
+        case .failed: "the line on standard error says what and what to do"
+        case .noMatch: "no account for the query, nothing stored under the name"
+        case .ambiguous: "the query matched several accounts where one was needed"
+        case .usage: "the command line was wrong (one line, with the --help to read)"
+        case .unavailable: "the keyring, the database server or the TPM did not answer; nothing was changed, try again later"
         case .readerGone: "the reader closed standard output; the command ended quietly"
         }
+        return detail.map { "\(label): \($0)" } ?? label
     }
 
     /// The status for an error a library threw: ``unavailable`` when, anywhere in its chain of
