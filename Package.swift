@@ -152,7 +152,8 @@ let package = Package(
         .testTarget(
             name: "CofferAuthenticatorTests",
             dependencies: [
-                "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                "CofferAuthenticator", "CofferMFAEngine", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

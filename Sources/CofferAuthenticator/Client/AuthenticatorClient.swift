@@ -1,4 +1,5 @@
 import Foundation
+import CofferMFAEngine
 import Logging
 
 /// An account with what belongs to it, as ``AuthenticatorClient`` assembles it.
@@ -165,11 +166,11 @@ public final class AuthenticatorClient: @unchecked Sendable {
         throw .storageFailed(operation: "take out the \(current.type.rawValue) mechanism while its HOTP counter kept moving", cause: nil)
     }
 
-    /// `mechanism`, with the counter of the HOTP mechanism of the same secret among `replaced`
-    /// when that is higher: a counter never goes back.
+    /// `mechanism`, with the counter of the HOTP mechanism of the same secret (in any spelling:
+    /// `OathKeyIdentity`) among `replaced` when that is higher: a counter never goes back.
     static func carryingCounter(of replaced: [Mechanism], to mechanism: Mechanism) -> Mechanism {
-        guard mechanism.type == .hotp,
-              let floor = replaced.filter({ $0.type == .hotp && $0.secret == mechanism.secret }).map(\.counter).max(),
+        guard mechanism.type == .hotp, let identity = mechanism.keyIdentity,
+              let floor = replaced.filter({ $0.type == .hotp && $0.keyIdentity == identity }).map(\.counter).max(),
               floor > mechanism.counter else { return mechanism }
         var carried = mechanism
         carried.counter = floor

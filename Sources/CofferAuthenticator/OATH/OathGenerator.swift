@@ -82,3 +82,13 @@ extension OathAlgorithm {
         }
     }
 }
+
+extension Mechanism {
+    /// The identity of this mechanism's HMAC key: one for every spelling of one secret (case,
+    /// spaces, padding, and the zero bytes HMAC pads a short key with), so "is this the same
+    /// secret?" has one answer everywhere. `nil` for push, and for a secret that is not base32.
+    package var keyIdentity: OathKeyIdentity? {
+        guard type != .push, let bytes = try? Base32.decode(secret) else { return nil }
+        return OathKeyIdentity(key: bytes, hash: algorithm.hash)
+    }
+}

@@ -136,6 +136,14 @@ enum PostgresSchema {
             "ALTER TABLE \(table) ENABLE ROW LEVEL SECURITY",
             "CREATE POLICY coffer_own_rows ON \(table) USING (owner = current_user) WITH CHECK (owner = current_user)",
         ] }),
+        // The HOTP counter ledger (`PostgresStorageClient` as `HOTPCounterLedger`): one sealed row
+        // per owner, raised under a row lock, so a secret removed and added again goes on from
+        // its highest counter on every instance.
+        Migration(version: 4, name: "HOTP counter ledger", statements: [
+            "CREATE TABLE coffer_hotp_counters (owner text PRIMARY KEY, ledger bytea NOT NULL)",
+            "ALTER TABLE coffer_hotp_counters ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY coffer_own_rows ON coffer_hotp_counters USING (owner = current_user) WITH CHECK (owner = current_user)",
+        ]),
     ]
 
     /// The newest version this build knows.

@@ -1,7 +1,6 @@
 import CofferAuthenticator
 import CofferMFAEngine
 import CofferStorage
-import Crypto
 import Foundation
 import Synchronization
 
@@ -39,21 +38,25 @@ struct Trash {
     }
 
     let directory: URL
-    let encryptor: any Encryptor
+    /// The store the entries belong with: they are sealed with its key, through its check.
+    let store: SQLiteStorageClient
+    /// Where the counters of the HOTP mechanisms that leave the trash are remembered.
+    let ledger: SealedCounterLedgerFile
 
     /// The trash of the accounts in `storage`, when it is the SQLite store (the other backends
     /// keep no trash: `nil`).
     init?(storage: any StorageClient, dataDirectory: URL) {
         guard let sqlite = storage as? SQLiteStorageClient else { return nil }
         directory = dataDirectory.appendingPathComponent("trash", isDirectory: true)
-        encryptor = sqlite.encryptor
+        store = sqlite
+        ledger = SealedCounterLedgerFile(dataDirectory: dataDirectory, store: sqlite)
     }
 
     /// Forgets every entry now (`coffer trash --empty`), damaged files too (the secrets in them
     /// are to go); returns how many files went. Their HOTP counters stay remembered.
     func empty() throws -> Int {
         let (entries, damaged) = try read()
-        try CounterMemory(trash: self).remember(entries.flatMap(\.mechanisms))
+        try ledger.remember(entries.flatMap(\.mechanisms))
         for name in entries.map(\.id) + damaged.map(\.name) { try remove(name) }
         return entries.count + damaged.count
     }
@@ -65,7 +68,7 @@ struct Trash {
         let id = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
         let entry = Entry(id: id, trashedAt: now, reason: reason, account: account, mechanisms: mechanisms)
         try PrivateFile.create(try seal(entry), at: directory.appendingPathComponent(id).path)
-        try CounterMemory(trash: self).remember(mechanisms)
+        try ledger.remember(mechanisms)
         try purge(now: now, sparing: id)
         return id
     }
@@ -94,13 +97,13 @@ struct Trash {
     func update(_ id: String, account: Account, mechanisms: [Mechanism], reason: String, trashedAt: Date) throws {
         let entry = Entry(id: id, trashedAt: trashedAt, reason: reason, account: account, mechanisms: mechanisms)
         try PrivateFile.write(try seal(entry), to: directory.appendingPathComponent(id).path)
-        try CounterMemory(trash: self).remember(mechanisms)
+        try ledger.remember(mechanisms)
     }
 
     private func seal(_ entry: Entry) throws -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970  // with its fraction: entries of one second keep their order
-        return try SyncBridge.run { try await encryptor.encrypt(data: try encoder.encode(entry)) }
+        return try store.sealCompanion(try encoder.encode(entry))
     }
 
     private func read() throws -> (entries: [Entry], damaged: [(name: String, why: String)]) {
@@ -115,7 +118,7 @@ struct Trash {
                 guard let sealed = try PrivateFile.read(path, limit: 1 << 20) else { continue }
                 let opened: Data
                 do {
-                    opened = try SyncBridge.run { try await encryptor.decrypt(data: sealed) }
+                    opened = try store.openCompanion(sealed)
                 } catch {
                     throw TrashFileProblem(why: "it does not open with the accounts' key (changed, or from another store)")
                 }
@@ -136,7 +139,7 @@ struct Trash {
     private func purge(now: Date, sparing kept: String? = nil) throws {
         let limit = now.addingTimeInterval(-Double(try Self.keepDays) * 86_400)
         for entry in try read().entries where entry.trashedAt < limit && entry.id != kept {
-            try CounterMemory(trash: self).remember(entry.mechanisms)
+            try ledger.remember(entry.mechanisms)
             try remove(entry.id)
         }
     }
@@ -146,125 +149,88 @@ struct Trash {
     }
 }
 
-/// The highest counter each HOTP secret was seen with when it left the store (removed,
-/// replaced, purged from the trash): `<data-dir>/hotp-counters`, sealed like the accounts, keyed
-/// by the SHA-256 of the secret, and never lowered. It outlives the trash, so a secret added
-/// again after the trash was emptied still carries on where it left off.
-struct CounterMemory {
-    let file: URL
-    let encryptor: any Encryptor
-
-    init(trash: Trash) {
-        file = trash.directory.deletingLastPathComponent().appendingPathComponent("hotp-counters")
-        encryptor = trash.encryptor
-    }
-
-    /// Remembers the counters of the HOTP mechanisms among `mechanisms` (a higher one wins),
-    /// under an exclusive lock: two commands at once lose neither's.
-    func remember(_ mechanisms: [Mechanism]) throws {
-        let counters = mechanisms.filter { $0.type == .hotp }.compactMap { m in Self.key(m).map { ($0, m.counter) } }
-        guard !counters.isEmpty else { return }
-        let lock = FileLock(path: file.deletingLastPathComponent().appendingPathComponent(".hotp-counters.lock").path)
-        let held = try SyncBridge.run { try await lock.exclusive() }
-        defer { held.release() }
-        var all = try read()
-        for (key, counter) in counters where counter > all[key] ?? 0 { all[key] = counter }
-        let plain = try JSONEncoder().encode(all)
-        let sealed = try SyncBridge.run { try await encryptor.encrypt(data: plain) }
-        try PrivateFile.write(sealed, to: file.path)
-    }
-
-    /// Every remembered counter, by the secret's key.
-    func read() throws -> [String: UInt64] {
-        guard let sealed = try PrivateFile.read(file.path, limit: 16 << 20) else { return [:] }
-        return try JSONDecoder().decode([String: UInt64].self, from: try SyncBridge.run { try await encryptor.decrypt(data: sealed) })
-    }
-
-    /// The key of `mechanism`'s secret: SHA-256 of its bytes, so two spellings of one secret
-    /// (case, spaces, padding) are one.
-    static func key(_ mechanism: Mechanism) -> String? {
-        guard let bytes = try? Base32.decode(mechanism.secret) else { return nil }
-        return SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+/// The HOTP counter ledger of the accounts in `storage`: beside the SQLite store, in the keyring
+/// with the keyring's items, in the database with PostgreSQL's rows; `nil` for a store that
+/// keeps none (only a store of your own).
+enum CounterLedgers {
+    static func of(_ storage: any StorageClient, dataDirectory: URL) -> (any HOTPCounterLedger)? {
+        if let sqlite = storage as? SQLiteStorageClient { return SealedCounterLedgerFile(dataDirectory: dataDirectory, store: sqlite) }
+        return storage as? any HOTPCounterLedger
     }
 }
 
 /// HOTP counters never go back: a mechanism added, restored or imported with a secret seen
 /// before starts at the highest counter that secret was seen with (in the store, its trash or
-/// ``CounterMemory``), so no code the server has seen is issued again. Applied by
-/// `AuthenticatorClient` before each mechanism is stored (its `counterFloor`).
+/// its ``HOTPCounterLedger``), so no code the server has seen is issued again. Applied by
+/// `AuthenticatorClient` before each mechanism is stored (its `counterFloor`). One secret is
+/// one HMAC key in every spelling (`OathKeyIdentity`).
 final class CounterFloor: @unchecked Sendable {
     // @unchecked Sendable: `storage` (a StorageClient need not be Sendable) is only called from
-    // `floor(for:)` with `floors`' lock held; `trash` is immutable.
+    // `floor(for:)` with `floors`' lock held; `trash` and `ledger` are immutable.
     private let floors: Mutex<[String: UInt64]?> = Mutex(nil)
     private let storage: any StorageClient
     private let trash: Trash?
+    private let ledger: (any HOTPCounterLedger)?
 
-    init(storage: any StorageClient, trash: Trash?) {
+    init(storage: any StorageClient, trash: Trash?, ledger: (any HOTPCounterLedger)?) {
         self.storage = storage
         self.trash = trash
+        self.ledger = ledger
     }
 
     /// The floor for `mechanism`: read once per command (every secret's highest counter), then
     /// raised by what this command stores.
     ///
-    /// - Throws: ``CommandFailure`` when the record of counters or the trash cannot be read: a
-    ///   floor that is not known must stop the add, not be taken for 0.
+    /// - Throws: ``CommandFailure`` when the ledger or the trash cannot be read: a floor that is
+    ///   not known must stop the add, not be taken for 0.
     func floor(for mechanism: Mechanism) throws -> UInt64 {
-        guard let key = CounterMemory.key(mechanism) else { return 0 }
+        guard mechanism.type == .hotp, let identity = mechanism.keyIdentity else { return 0 }
         return try floors.withLock { cached in
             // Read afresh each time: a replacing command has taken the old one out by then.
             let live = storage.getAllAccounts().map { ($0, storage.getMechanismsForAccount(account: $0)) }
-            try Self.refuseTwin(of: mechanism, key: key, among: live)
-            if cached == nil { cached = try Self.collect(live.flatMap(\.1), trash) }
-            let floor = cached?[key] ?? 0
-            cached?[key] = max(floor, mechanism.counter)
+            try Self.refuseTwin(of: mechanism, identity: identity, among: live)
+            if cached == nil { cached = try collect(live.flatMap(\.1)) }
+            let floor = HOTPCounters.floor(for: mechanism, in: cached ?? [:])
+            cached?[identity.fingerprint] = max(floor, mechanism.counter)
             return floor
         }
     }
 
     /// Two live accounts with one HOTP secret would each issue the same codes (each has a
-    /// counter of its own), so a HOTP mechanism whose secret another account holds now is
-    /// refused.
-    private static func refuseTwin(of mechanism: Mechanism, key: String, among live: [(Account, [Mechanism])]) throws {
+    /// counter of its own), so a HOTP mechanism whose secret another account holds now, in any
+    /// spelling, is refused.
+    private static func refuseTwin(of mechanism: Mechanism, identity: OathKeyIdentity, among live: [(Account, [Mechanism])]) throws {
         for (account, mechanisms) in live where account.issuer != mechanism.issuer || account.accountName != mechanism.accountName {
-            if mechanisms.contains(where: { $0.type == .hotp && CounterMemory.key($0) == key }) {
+            if mechanisms.contains(where: { $0.type == .hotp && $0.keyIdentity == identity }) {
                 throw CommandFailure("Use the account \(AccountQuery.title(account)) (rename it with coffer rename), or remove it first: "
                     + "it holds this HOTP secret already, and two accounts with one HOTP secret would issue the same codes.")
             }
         }
     }
 
-    private static func collect(_ stored: [Mechanism], _ trash: Trash?) throws -> [String: UInt64] {
+    private func collect(_ stored: [Mechanism]) throws -> [String: UInt64] {
         var all: [String: UInt64] = [:]
+        if let ledger {
+            do {
+                all = try ledger.rememberedCounters()
+            } catch {
+                let place = (ledger as? SealedCounterLedgerFile).map { "Restore \($0.file.path) from a backup (moved aside, a new empty record starts, and a HOTP secret used before could then issue codes its server has seen)" }
+                    ?? "Check the store and try again"
+                throw CommandFailure("\(place): it remembers the HOTP counters Coffer has used, and cannot be read (\(Self.reason(error))). "
+                    + "No HOTP account is added until then.", status: ExitStatus.of(error))
+            }
+        }
         var trashed: [Mechanism] = []
         if let trash {
-            (all, trashed) = try remembered(trash)
+            do {
+                trashed = try trash.entries().flatMap(\.mechanisms)
+            } catch {
+                throw CommandFailure("Fix or move aside the trash \(trash.directory.path) (coffer trash says what is wrong): it cannot "
+                    + "be read (\(Self.reason(error))), and the HOTP counters it keeps are needed before a HOTP account is added.",
+                    status: ExitStatus.of(error))
+            }
         }
-        for mechanism in stored + trashed where mechanism.type == .hotp {
-            if let key = CounterMemory.key(mechanism) { all[key] = max(all[key] ?? 0, mechanism.counter) }
-        }
-        return all
-    }
-
-    /// The counters ``CounterMemory`` keeps, and the mechanisms in the trash.
-    private static func remembered(_ trash: Trash) throws -> ([String: UInt64], [Mechanism]) {
-        let memory = CounterMemory(trash: trash)
-        let counters: [String: UInt64]
-        do {
-            counters = try memory.read()
-        } catch {
-            throw CommandFailure("Restore \(memory.file.path) from a backup (moved aside, a new empty record starts, and a HOTP "
-                + "secret used before could then issue codes its server has seen): it remembers the HOTP counters Coffer has "
-                + "used, and cannot be read (\(Self.reason(error))). No HOTP account is added until then.")
-        }
-        let entries: [Trash.Entry]
-        do {
-            entries = try trash.entries()
-        } catch {
-            throw CommandFailure("Fix or move aside the trash \(trash.directory.path) (coffer trash says what is wrong): it cannot "
-                + "be read (\(Self.reason(error))), and the HOTP counters it keeps are needed before a HOTP account is added.")
-        }
-        return (counters, entries.flatMap(\.mechanisms))
+        return HOTPCounters.merged(all, HOTPCounters.of(stored + trashed))
     }
 
     private static func reason(_ error: any Error) -> String {

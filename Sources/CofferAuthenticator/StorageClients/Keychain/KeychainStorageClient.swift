@@ -30,7 +30,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     public let servicePrefix: String
     private let secretService: SecretService
     private let sealer: FieldSealer
-    private let diagnostics: ClientDiagnostics
+    let diagnostics: ClientDiagnostics
 
     /// Creates a client whose items are sealed by `encryptor`.
     public init(
@@ -281,7 +281,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     /// Runs `body` holding this client's lock (``KeyringLock`` named after the prefix), shared
     /// by every process of the user that reaches this keyring, whatever its environment.
-    private func exclusively<R>(_ body: () throws -> R) throws -> R {
+    func exclusively<R>(_ body: () throws -> R) throws -> R {
         let (prefix, timeout) = (servicePrefix, secretService.timeout)
         return try SyncBridge.run { try await KeyringLock.named(prefix, timeout: timeout) }.withExclusiveLock(body)
     }
@@ -351,7 +351,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     // MARK: - Items
 
-    private func service(_ kind: String) -> String { "\(servicePrefix).\(kind)" }
+    func service(_ kind: String) -> String { "\(servicePrefix).\(kind)" }
 
     private func attributes(_ account: Account) -> [String: String] {
         ["service": service("account"), "issuer": account.issuer, "accountName": account.accountName]
@@ -366,7 +366,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         ["service": service("notification"), "mechanismUUID": notification.mechanismUUID, "messageId": notification.messageId]
     }
 
-    private func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [SecretService.Item] {
+    func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [SecretService.Item] {
         let secretService = self.secretService
         return try SyncBridge.run { try await secretService.search(attributes, loadSecrets: loadSecrets) }
     }
@@ -380,7 +380,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         } ?? false
     }
 
-    private func storeItem<T: Encodable>(_ value: T, identity: String, attributes: [String: String], label: String) throws {
+    func storeItem<T: Encodable>(_ value: T, identity: String, attributes: [String: String], label: String) throws {
         let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
         let sealed = try sealer.seal(json, for: identity)
         let secretService = self.secretService
@@ -414,7 +414,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     }
 
     /// Opens one item (see ``records(_:_:operation:identity:)``), throwing why it cannot be read.
-    private func open<T: Decodable>(_ type: T.Type, _ item: SecretService.Item, identity: @escaping (T) -> String) throws -> T {
+    func open<T: Decodable>(_ type: T.Type, _ item: SecretService.Item, identity: @escaping (T) -> String) throws -> T {
         try decode(T.self, item, sealer.open([(item.secret ?? Data(), Self.identity(of: item.attributes))])[0], identity: identity)
     }
 
@@ -463,6 +463,8 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
             return "mechanism/" + (attributes["uuid"] ?? "")
         case "notification":
             return "notification/" + IdentifierCoding.join([attributes["mechanismUUID"] ?? "", attributes["messageId"] ?? ""])
+        case "counters":
+            return "counters"
         default:
             return "deviceToken"
         }

@@ -1,4 +1,5 @@
 import Foundation
+import CofferMFAEngine
 import GRDB
 import CofferStorage
 
@@ -91,4 +92,28 @@ enum KeyState {
     case unchecked
     case usable
     case unusable(any Error)
+}
+
+/// What belongs with these accounts and lives beside the database (a trash entry, the HOTP
+/// counter ledger), sealed with the store's own key.
+extension SQLiteStorageClient {
+    /// Seals `data` with the store's key, after checking that the key opens the store: while it
+    /// cannot (the key file is missing, the keyring holds another key), nothing is sealed, so
+    /// nothing ends up under a second key.
+    ///
+    /// - Throws: ``StorageClientError/keyUnavailable(cause:)`` while the key cannot be used;
+    ///   the encryptor's error when sealing fails.
+    public func sealCompanion(_ data: Data) throws -> Data {
+        try requireKey()
+        let encryptor = self.encryptor
+        return try SyncBridge.run { try await encryptor.encrypt(data: data) }
+    }
+
+    /// Opens what ``sealCompanion(_:)`` sealed.
+    ///
+    /// - Throws: The encryptor's error: the data is damaged, or sealed under another key.
+    public func openCompanion(_ sealed: Data) throws -> Data {
+        let encryptor = self.encryptor
+        return try SyncBridge.run { try await encryptor.decrypt(data: sealed) }
+    }
 }

@@ -38,9 +38,11 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     /// ``keyProblem``), so a command that only reads pays nothing for it.
     let keyState: Mutex<KeyState>
 
-    /// The encryptor this client seals with: what else belongs with these accounts (`coffer`'s
-    /// trash) is sealed with it too, under the same key.
-    public let encryptor: any Encryptor
+    /// The encryptor this client seals with. What else belongs with these accounts (a trash,
+    /// the HOTP counter ledger) is sealed through ``sealCompanion(_:)``, which checks the key
+    /// first, never with the encryptor directly: an encryptor makes a key when its key store
+    /// has none, and a store whose key is missing must not get a second one.
+    package let encryptor: any Encryptor
 
     /// Opens (creating and migrating when needed) the database at `path`.
     ///

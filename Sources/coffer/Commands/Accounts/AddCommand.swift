@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferAuthenticator
+import CofferMFAEngine
 import Foundation
 
 /// `coffer add`: an account from a URI, or typed in.
@@ -95,7 +96,7 @@ struct AddCommand: AsyncParsableCommand {
     /// was seen before (removed, replaced), and it goes on where it left off.
     static func noteCounterFloor(uri: String, entry: AccountEntry) {
         guard let asked = try? MechanismURI.parse(uri).mechanisms.first(where: { $0.type == .hotp }),
-              let stored = entry.mechanisms.first(where: { $0.type == .hotp && $0.secret == asked.secret }),
+              let stored = entry.mechanisms.first(where: { $0.type == .hotp && $0.keyIdentity == asked.keyIdentity }),
               stored.counter > asked.counter else { return }
         StandardStreams.note("coffer: note: \(AccountQuery.title(entry.account)): this secret was used before, so its HOTP counter "
             + "goes on from \(stored.counter), not \(asked.counter): no code the server has seen is issued again")

@@ -118,12 +118,12 @@ struct AuthenticatorOptions: ParsableArguments {
         }
         // A HOTP secret seen before starts where it left off, whatever adds it (see CounterFloor).
         let trash = Trash(storage: storage, dataDirectory: data.directory)
-        let floor = CounterFloor(storage: storage, trash: trash)
+        let ledger = CounterLedgers.of(storage, dataDirectory: data.directory)
+        let floor = CounterFloor(storage: storage, trash: trash, ledger: ledger)
         // A HOTP mechanism taken out (replaced, overwritten, removed) has its counter recorded
         // first, so a process killed before the trash is written cannot take it back.
-        let memory = trash.map(CounterMemory.init(trash:))
         return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { try floor.floor(for: $0) },
-                                    keepCounter: { mechanism in try memory?.remember([mechanism]) }), storage)
+                                    keepCounter: { mechanism in try ledger?.remember([mechanism]) }), storage)
     }
 }
 
