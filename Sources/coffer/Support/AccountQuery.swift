@@ -17,7 +17,13 @@ enum AccountQuery {
     /// `Issuer:account` typed as the issuer gave it is looked up directly (an indexed lookup
     /// per `:` in the query) without listing every account; anything else lists the accounts
     /// once and matches them here.
-    static func entries(matching query: String?, _ authenticator: AuthenticatorClient, _ storage: any StorageClient) throws -> [AccountEntry] {
+    ///
+    /// - Parameter whole: For a command that acts on what it found (show, verify, remove,
+    ///   rename): the data directory, and then a record among them that could not be read (the
+    ///   key not answering, a damaged row) fails the query with why and its exit status, instead
+    ///   of the account looking as if it had fewer mechanisms.
+    static func entries(matching query: String?, _ authenticator: AuthenticatorClient, _ storage: any StorageClient,
+                        whole directory: URL? = nil) throws -> [AccountEntry] {
         let entries: [AccountEntry]
         if let query, let exact = directLookup(query, storage) {
             entries = authenticator.entries(for: [exact])
@@ -25,6 +31,7 @@ enum AccountQuery {
             entries = authenticator.entries(for: matches(query, in: storage.getAllAccounts()))
         }
         try PostgresBackend.requireAnswered(storage)  // a failed read is not "no match"
+        if let directory, let unreadable = UnreadableRecords.failure(storage, directory: directory) { throw unreadable }
         return entries
     }
 

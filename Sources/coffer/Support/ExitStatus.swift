@@ -61,40 +61,38 @@ enum ExitStatus: Int32, CaseIterable {
     }
 
     /// The status for an error a library threw: ``unavailable`` when, anywhere in its chain of
-    /// causes, a keyring, a database server or a TPM did not answer; else ``failed``.
+    /// causes, a keyring, a database server or a TPM did not answer; a ``CommandFailure``'s own
+    /// status; else ``failed``. Every command classifies its errors here, whatever wrapped the
+    /// cause (the sealing layers, the storage clients' errors, the authenticator's).
     static func of(_ error: any Error) -> ExitStatus {
-        var pending: [any Error] = [error]
-        var seen = 0
-        while let next = pending.popLast(), seen < 16 {
-            seen += 1
-            switch next {
-            case let failure as CommandFailure:
-                return failure.status
-            case let keychain as KeychainError:
-                switch keychain {
-                case .unavailable, .timedOut: return .unavailable
-                default: break
-                }
-            case let tpm as TPMError:
-                switch tpm {
-                case .unavailable, .timedOut: return .unavailable
-                default: break
-                }
-            case let postgres as PostgresStorageError:
-                if postgres.code == .unavailable { return .unavailable }
-            case let encryptor as EncryptorError:
-                switch encryptor {
-                case .failedToEncrypt(let cause?), .failedToDecrypt(let cause?): pending.append(cause)
-                default: break
-                }
-            case StorageError.decryptionFailed(_, let cause) as StorageError:
-                pending.append(cause)
-            case KeyStoreError.storageFailed(_, let cause) as KeyStoreError:
-                pending.append(cause)
-            default:
-                break
+        status(in: error, depth: 0) ?? .failed
+    }
+
+    /// The status the first error in `value` and its causes (depth first, up to 8 levels of
+    /// wrapping) decides, if any.
+    private static func status(in value: Any, depth: Int) -> ExitStatus? {
+        switch value {
+        case let failure as CommandFailure:
+            return failure.status
+        case let keychain as KeychainError:
+            switch keychain {
+            case .unavailable, .timedOut: return .unavailable
+            default: break
             }
+        case let tpm as TPMError:
+            switch tpm {
+            case .unavailable, .timedOut: return .unavailable
+            default: break
+            }
+        case let postgres as PostgresStorageError:
+            if postgres.code == .unavailable { return .unavailable }
+        default:
+            break
         }
-        return .failed
+        guard depth < 8 else { return nil }
+        for child in Mirror(reflecting: value).children {
+            if let found = status(in: child.value, depth: depth + 1) { return found }
+        }
+        return nil
     }
 }

@@ -67,17 +67,24 @@ extension ParsableCommand {
             StandardStreams.note("coffer: \(failure)")
             throw failure.status.exitCode
         } catch AuthenticatorError.storageFailed(_, StorageClientError.keyUnavailable(let cause)?) {
-            // What to do about the key leads, as list says it; not the layers that wrapped it.
-            let fix = UnreadableRecords.fileProblem(in: cause)
-                ?? UnreadableRecords.keyProblem(in: cause).map { "The accounts' key cannot be opened now: \($0)." }
-                ?? "Restore the accounts' key (coffer doctor says what is wrong with it): it does not open this store."
-            StandardStreams.note("coffer: \(fix) Nothing new is sealed until then (that would leave the store under two keys).")
-            throw ExitStatus.of(cause).exitCode
+            throw Self.keyUnavailable(cause)
+        } catch StorageClientError.keyUnavailable(let cause) {
+            throw Self.keyUnavailable(cause)
         } catch {
             let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
             StandardStreams.note("coffer: \(message)")
             throw ExitStatus.of(error).exitCode
         }
+    }
+}
+
+extension ParsableCommand {
+    /// Says what to do about a key that does not open the store, as list says it (not the
+    /// layers that wrapped it), and returns the exit status of its cause.
+    fileprivate static func keyUnavailable(_ cause: any Error) -> ExitCode {
+        StandardStreams.note("coffer: \(UnreadableRecords.keyAdvice(cause)) Nothing new is sealed until then "
+            + "(that would leave the store under two keys).")
+        return ExitStatus.of(cause).exitCode
     }
 }
 

@@ -52,6 +52,19 @@ struct Trash {
         ledger = SealedCounterLedgerFile(dataDirectory: dataDirectory, store: sqlite)
     }
 
+    /// Why no entry opens now, or `nil`: the store's key cannot be used (missing, another key,
+    /// a TPM or keyring that does not answer). Entries that do not open then are not damaged:
+    /// they wait for the key.
+    var keyProblem: (any Error)? { store.keyProblem }
+
+    /// The failure to report when entries do not open because the key cannot be used: what to
+    /// do, how many wait, and the cause's exit status. `nil` when the key is usable.
+    func keyFailure(waiting count: Int) -> CommandFailure? {
+        guard count > 0, let problem = keyProblem else { return nil }
+        return CommandFailure("\(UnreadableRecords.keyAdvice(problem)) Until then \(count) trash "
+            + "\(count == 1 ? "entry stays" : "entries stay") sealed, as they are.", status: ExitStatus.of(problem))
+    }
+
     /// Forgets every entry now (`coffer trash --empty`), damaged files too (the secrets in them
     /// are to go); returns how many files went. Their HOTP counters stay remembered.
     func empty() throws -> Int {
@@ -120,6 +133,7 @@ struct Trash {
                 do {
                     opened = try store.openCompanion(sealed)
                 } catch {
+                    if keyProblem != nil { throw TrashFileProblem(why: "the accounts' key cannot be used now") }
                     throw TrashFileProblem(why: "it does not open with the accounts' key (changed, or from another store)")
                 }
                 guard let entry = try? decoder.decode(Entry.self, from: opened) else { throw TrashFileProblem(why: "it is not a trash entry") }

@@ -144,8 +144,15 @@ enum JSONOutput {
 /// not there.
 enum UnreadableRecords {
     /// "N stored record(s) cannot be read: why", or `nil` when every record read so far could be.
-    static func summary(_ storage: any StorageClient, directory: URL) -> String? {
+    /// Its exit status is the cause's (``ExitStatus/of(_:)``): a TPM or keyring that did not
+    /// answer is ``ExitStatus/unavailable``, as in every other command.
+    static func failure(_ storage: any StorageClient, directory: URL) -> CommandFailure? {
         guard let diagnostics = storage as? any StorageClientDiagnostics, diagnostics.unreadableRecordCount > 0 else { return nil }
+        let cause = (storage as? SQLiteStorageClient)?.keyProblem ?? diagnostics.lastError
+        return summary(storage, diagnostics, directory: directory).map { CommandFailure($0, status: cause.map(ExitStatus.of) ?? .failed) }
+    }
+
+    private static func summary(_ storage: any StorageClient, _ diagnostics: any StorageClientDiagnostics, directory: URL) -> String? {
         let count = diagnostics.unreadableRecordCount
         var why = diagnostics.lastError.map { error in
             // What happened to the records, in words without their internal paths and ids.
@@ -180,6 +187,17 @@ enum UnreadableRecords {
 }
 
 extension UnreadableRecords {
+    /// What to do about a key that does not open the store, in one sentence that leads with
+    /// the fix: the file to restore or fix, the TPM's or key store's own words, or to restore
+    /// the key.
+    static func keyAdvice(_ cause: any Error) -> String {
+        if let file = fileProblem(in: cause) { return file }
+        if let reason = keyProblem(in: cause) {
+            return "The accounts' key cannot be opened now: \(reason.hasSuffix(".") ? String(reason.dropLast()) : reason)."
+        }
+        return "Restore the accounts' key (coffer doctor says what is wrong with it): it does not open this store."
+    }
+
     /// A file or directory of the key store that Coffer refused or could not open (its mode,
     /// owner, a link, a missing directory), somewhere inside `error`: its advice, which leads
     /// with what to do.

@@ -52,9 +52,9 @@ struct CodeCommand: AsyncParsableCommand {
             let (authenticator, storage) = try options.open()
             let matched = try AccountQuery.entries(matching: query, authenticator, storage)
             let entries = AccountQuery.sorted(matched.filter { $0.mechanisms.contains { $0.type != .push } })
-            let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
+            let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory)
             guard !entries.isEmpty else {
-                if let unreadable { throw CommandFailure(unreadable) }
+                if let unreadable { throw unreadable }
                 // The account is there without a mechanism: one is being replaced right now, or
                 // a replacement was stopped halfway (its counter is kept: see CounterMemory).
                 if query != nil, let bare = matched.first(where: { $0.mechanisms.isEmpty }) {
@@ -89,7 +89,7 @@ struct CodeCommand: AsyncParsableCommand {
             }
             if let unreadable {
                 // Every account was asked for and the listing is incomplete: exit 1, as list does.
-                if query == nil { throw CommandFailure(unreadable) }
+                if query == nil { throw unreadable }
                 StandardStreams.note("coffer: warning: \(unreadable)")
             }
             if outputs.allSatisfy({ $0.code == nil }), outputs.contains(where: { $0.error != nil }) { throw ExitCode.failure }

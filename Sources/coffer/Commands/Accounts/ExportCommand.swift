@@ -59,8 +59,8 @@ struct ExportCommand: AsyncParsableCommand {
             let (entries, notExported) = authenticator.exportAegis()
             // A backup that silently leaves accounts out would replace a good one exactly when
             // it is needed: refuse, as migrate does, and leave the target alone.
-            if let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
-                throw CommandFailure("nothing was exported (\(file == "-" ? "standard output" : file) was left as it was): \(unreadable)")
+            if let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory) {
+                throw CommandFailure("nothing was exported (\(file == "-" ? "standard output" : file) was left as it was): \(unreadable)", status: unreadable.status)
             }
             guard format == .aegis else {
                 try ExportFormats(file: file, format: format).write(authenticator.accounts())

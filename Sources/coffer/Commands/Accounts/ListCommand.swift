@@ -30,18 +30,18 @@ struct ListCommand: AsyncParsableCommand {
             let (authenticator, storage) = try options.open(keyless: !showSecret)
             let entries = AccountQuery.sorted(query == nil ? authenticator.accounts() : try AccountQuery.entries(matching: query, authenticator, storage))
             try PostgresBackend.requireAnswered(storage)
-            if let query, entries.isEmpty, UnreadableRecords.summary(storage, directory: options.data.directory) == nil {
+            if let query, entries.isEmpty, UnreadableRecords.failure(storage, directory: options.data.directory) == nil {
                 throw CommandFailure.noMatch("no account matches '\(query)'; coffer list shows them all")
             }
-            if entries.isEmpty, let unreadable = UnreadableRecords.summary(storage, directory: options.data.directory) {
-                throw CommandFailure(unreadable)
+            if entries.isEmpty, let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory) {
+                throw unreadable
             }
-            var unreadable = UnreadableRecords.summary(storage, directory: options.data.directory)
+            var unreadable = UnreadableRecords.failure(storage, directory: options.data.directory)
             // The key cannot be opened now: names and types need none (they are not sealed), so
             // the listing is whole without it; codes and secrets wait for the key.
             var outlines: [String: [MechanismOutline]] = [:]
             if let sqlite = storage as? SQLiteStorageClient, let summary = unreadable, sqlite.keyProblem != nil {
-                if showSecret { throw CommandFailure(summary) }
+                if showSecret { throw summary }
                 let shown = Set(entries.flatMap(\.mechanisms).map(\.mechanismUUID))
                 outlines = Dictionary(grouping: try sqlite.mechanismOutlines().filter { !shown.contains($0.mechanismUUID) }) { Self.key($0.issuer, $0.accountName) }
                 StandardStreams.note("coffer: note: \(summary) Names and types are listed without the key.")
@@ -54,7 +54,7 @@ struct ListCommand: AsyncParsableCommand {
                 try JSONOutput.print(entries.map { entry in
                     AccountSummary(entry, showSecrets: showSecret, outlines: outlines[Self.key(entry.account.issuer, entry.account.accountName)] ?? [])
                 })
-                if let unreadable { throw CommandFailure(unreadable) }
+                if let unreadable { throw unreadable }
                 return
             }
             guard !entries.isEmpty else {
@@ -75,7 +75,7 @@ struct ListCommand: AsyncParsableCommand {
                 }
             }
             // The listing is incomplete: say so, and exit 1 so scripts notice.
-            if let unreadable { throw CommandFailure(unreadable) }
+            if let unreadable { throw unreadable }
         }
     }
 

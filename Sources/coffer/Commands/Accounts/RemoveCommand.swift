@@ -25,7 +25,7 @@ struct RemoveCommand: AsyncParsableCommand {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
             let trash = Trash(storage: storage, dataDirectory: options.data.directory)
-            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query, unchanged: "nothing was removed")
+            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query, unchanged: "nothing was removed")
             if !yes {
                 print("Remove \(AccountQuery.title(entry.account)) and its \(entry.mechanisms.count) mechanism(s)? [y/N] ", terminator: "")
                 let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()

@@ -30,7 +30,7 @@ struct RenameCommand: AsyncParsableCommand {
                 throw CommandFailure("a name must not contain control characters")
             }
             let (authenticator, storage) = try options.open()
-            var renamed = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query, unchanged: "nothing was renamed").account
+            var renamed = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query, unchanged: "nothing was renamed").account
             // One step of the storage client: a lock or removal by another process meanwhile
             // is neither undone nor brought back.
             let before = renamed

@@ -31,7 +31,7 @@ struct ShowCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query)
+            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query)
             let movable = entry.mechanisms.filter { $0.type != .push }
             guard !movable.isEmpty else {
                 throw CommandFailure("\(AccountQuery.title(entry.account)) has only a push mechanism, which cannot be moved by URI; register the device with the issuer again")

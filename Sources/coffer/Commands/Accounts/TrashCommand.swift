@@ -39,12 +39,17 @@ struct TrashCommand: AsyncParsableCommand {
                 throw CommandFailure("only the sqlite backend keeps a trash; with \(try options.backend().rawValue), a removal is final")
             }
             if empty {
+                // Entries that wait for the key are not purged unseen: the key comes first.
+                if let waiting = trash.keyFailure(waiting: try trash.damaged().count) {
+                    throw CommandFailure("\(waiting.description) Nothing was purged.", status: waiting.status)
+                }
                 let purged = try trash.empty()
                 print("Purged \(purged) \(purged == 1 ? "entry" : "entries") from the trash.")
                 return
             }
             let entries = try trash.entries()
             let damaged = try trash.damaged()
+            if let waiting = trash.keyFailure(waiting: damaged.count) { throw waiting }
             for file in damaged {
                 StandardStreams.note("coffer: warning: trash/\(file.name) is not an entry that opens (\(file.why)); move it aside to keep it, "
                     + "or coffer trash --empty purges it with the rest")
@@ -100,6 +105,11 @@ struct RestoreCommand: AsyncParsableCommand {
             }
             let entries = try trash.entries()
             guard let entry = entries.first(where: { $0.id == id.lowercased() }) else {
+                // An entry that does not open is not an absent one.
+                if let waiting = try trash.damaged().first(where: { $0.name == id.lowercased() }) {
+                    if let failure = trash.keyFailure(waiting: 1) { throw failure }
+                    throw CommandFailure("the trash entry \(waiting.name) cannot be restored: \(waiting.why)")
+                }
                 throw CommandFailure.noMatch("nothing in the trash has the id '\(id)'; coffer trash lists them")
             }
             let title = AccountQuery.title(entry.account)

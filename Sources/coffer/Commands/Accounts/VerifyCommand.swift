@@ -44,10 +44,14 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage), query: query)
+            let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query)
             let title = AccountQuery.title(entry.account)
             let mechanisms = entry.mechanisms.filter { $0.type.generatesCodes }
-            guard !mechanisms.isEmpty else { throw CommandFailure("\(title) has no mechanism that makes codes") }
+            guard !mechanisms.isEmpty else {
+                // A mechanism that could not be read is not an absent one: say why, with its status.
+                if let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory) { throw unreadable }
+                throw CommandFailure("\(title) has no mechanism that makes codes")
+            }
             if resync, !mechanisms.contains(where: { $0.type == .hotp }) { throw CommandFailure.usage("--resync is for HOTP accounts") }
             if entry.account.isLocked { throw CommandFailure("\(title) is locked; unlock it before checking its codes") }
             for mechanism in mechanisms {
