@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 import Logging
 import CofferStorage
@@ -147,6 +148,16 @@ public enum DefaultAuthenticatorStorage {
         try KeyStoreSelection.recordedLocation(in: directory, record: keyStoreRecord)
     }
 
+    /// The key move of the default storage in `directory` (see `KeyMove`): the key stores of
+    /// every place, asking for a TPM PIN or a passphrase with `tpmPIN` and `passphrase`.
+    public static func keyMove(
+        in directory: URL, tpmPIN: (@Sendable () async throws -> String)? = nil, passphrase: (@Sendable () async throws -> String)? = nil
+    ) -> KeyMove {
+        KeyMove(directory: directory, record: keyStoreRecord, alias: keyAlias) { location in
+            KeyStoreSelection.store(location, in: directory, tpmPIN: tpmPIN, passphrase: passphrase)
+        }
+    }
+
     /// Opens the default storage in `directory` (default: `DataDirectory.default`).
     ///
     /// - Parameters:
@@ -159,6 +170,17 @@ public enum DefaultAuthenticatorStorage {
         tpmPIN: (@Sendable () async throws -> String)? = nil, passphrase: (@Sendable () async throws -> String)? = nil
     ) throws -> SQLiteStorageClient {
         let directory = directory ?? DataDirectory.default
+        // A key move killed halfway is finished (or rolled back) before the key is used, so no
+        // copy of the key stays where the record does not say it is.
+        let move = keyMove(in: directory, tpmPIN: tpmPIN, passphrase: passphrase)
+        do {
+            if let recovery = try SyncBridge.run({ try await move.finishInterrupted() }) {
+                logger.notice("finished an interrupted key move", metadata: ["directory": "\(directory.path)", "recovery": "\(recovery)"])
+            }
+        } catch {
+            logger.warning("an interrupted key move could not be finished yet; the next open tries again",
+                           metadata: ["directory": "\(directory.path)", "reason": "\(error)"])
+        }
         let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN,
                                                       passphrase: passphrase)
         return try SQLiteStorageClient(

@@ -102,6 +102,7 @@ struct DoctorCommand: AsyncParsableCommand {
         } catch {
             report(.fail, "key store", error.localizedDescription)
         }
+        await checkKeyCopies(in: directory, report)
         let database = DefaultAuthenticatorStorage.databaseURL(in: directory)
         if FileManager.default.fileExists(atPath: database.path) {
             do {

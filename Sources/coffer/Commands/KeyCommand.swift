@@ -22,6 +22,16 @@ struct KeyCommand: AsyncParsableCommand {
         }
     }
 
+    /// What finishing an interrupted key move did, in words.
+    static func describe(_ recovery: KeyMove.Recovery) -> String {
+        switch recovery {
+        case .finished(let move):
+            "finished the key move to \(move.to.rawValue) that was interrupted: the copy left in \(move.from.rawValue) was removed"
+        case .rolledBack(let move):
+            "undid the key move to \(move.to.rawValue) that was interrupted before it was recorded: the key stays in \(move.from.rawValue)"
+        }
+    }
+
     static func passphraseStore(in directory: URL) -> PassphraseKeyStore {
         PassphraseKeyStore(directory: directory.appendingPathComponent("keys", isDirectory: true), passphrase: KeyPassphrase.ask)
     }
@@ -231,41 +241,43 @@ struct KeyCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let directory = data.directory
-                let alias = DefaultAuthenticatorStorage.keyAlias
-                // One move at a time per data directory: two moves the opposite ways at once could
-                // each remove the copy the other just made (read, copy, check, record, remove is a
-                // read-compare-write). The lock is taken before the record is read.
-                try FileTrust.prepareDirectory(directory)
-                let held = try await FileLock(path: directory.appendingPathComponent(".key-move.lock").path).exclusive()
-                defer { held.release() }
-                guard let from = try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory) else {
+                let move = DefaultAuthenticatorStorage.keyMove(in: directory, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask)
+                // A move a killed process left is finished (or rolled back) first, under the same
+                // lock as every move: two moves the opposite ways at once cannot each remove the
+                // copy the other just made.
+                if let recovery = try await move.finishInterrupted() { StandardStreams.note("coffer: \(KeyCommand.describe(recovery))") }
+                let recorded = try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)
+                if let recorded, recorded == to.location {
+                    // Copies a move before this version left where the record does not say the
+                    // key is (a key file in the clear beside a sealed key) go now.
+                    var removed: [String] = []
+                    for place in try await move.strayCopies() where try await move.removeStrayCopy(in: place) {
+                        removed.append(try KeyCommand.describe(place, in: directory))
+                    }
+                    let left = try await move.strayCopies()
+                    print("The key is already in \(try KeyCommand.describe(recorded, in: directory))."
+                        + (removed.isEmpty ? "" : " Removed the copy left in \(removed.joined(separator: " and ")) by an interrupted move."))
+                    if !left.isEmpty {
+                        throw CommandFailure("\(try left.map { try KeyCommand.describe($0, in: directory) }.joined(separator: " and ")) "
+                            + "holds another key than the store's, left as it is: move it aside if nothing needs it")
+                    }
+                    return
+                }
+                let target = try target(in: directory)
+                do {
+                    try await move.move(to: to.location, into: target) { copy in
+                        // The store must open with the moved key before anything is removed.
+                        let check = try SQLiteStorageClient(
+                            path: DefaultAuthenticatorStorage.databaseURL(in: directory).path,
+                            encryptor: AESGCMEncryptor(keyAlias: DefaultAuthenticatorStorage.keyAlias, keyStore: copy))
+                        if let problem = check.keyProblem {
+                            throw CommandFailure("the copied key does not open the store (\((problem as? LocalizedError)?.errorDescription ?? "\(problem)")); "
+                                + "the copy was removed and the store still uses the key where it was")
+                        }
+                    }
+                } catch KeyMove.Failure.noKey {
                     throw CommandFailure("there is no key yet; coffer add makes one")
                 }
-                guard from != to.location else {
-                    throw CommandFailure("the key is already in \(try KeyCommand.describe(from, in: directory))")
-                }
-                let source = KeyCommand.store(from, in: directory), target = try target(in: directory)
-                guard let ring = try await source.keyRing(for: alias) else {
-                    throw CommandFailure("\(try KeyCommand.describe(from, in: directory)) holds no key for the accounts; nothing was moved")
-                }
-                // A copy left by an interrupted move is accepted when it is the same key ring.
-                if let existing = try await target.keyRing(for: alias) {
-                    guard existing.serialized() == ring.serialized() else {
-                        throw KeyStoreError.alreadyExists(alias: alias, location: try KeyCommand.describe(to.location, in: directory))
-                    }
-                } else {
-                    try await target.insertKeyRing(ring, for: alias)
-                }
-                // The store must open with the moved key before anything is removed.
-                let check = try SQLiteStorageClient(
-                    path: DefaultAuthenticatorStorage.databaseURL(in: directory).path,
-                    encryptor: AESGCMEncryptor(keyAlias: alias, keyStore: target))
-                if let problem = check.keyProblem {
-                    throw CommandFailure("the copied key does not open the store (\((problem as? LocalizedError)?.errorDescription ?? "\(problem)")); "
-                        + "it was left in both places and the store still uses the old one")
-                }
-                try RecordFile(directory.appendingPathComponent(DefaultAuthenticatorStorage.keyStoreRecord)).write(to.location.rawValue)
-                try await source.deleteKeys(for: alias)
                 print("Moved the key to \(try KeyCommand.describe(to.location, in: directory)); nothing was sealed again.")
             }
         }

@@ -15,7 +15,8 @@ import Testing
                 "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
 struct KeyringLockAttackTests {
     static let codesPerProcess = Int(ProcessInfo.processInfo.environment["COFFER_R8_CODES"] ?? "") ?? 10
-    let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+    // A secret of this test's own: the keyring's HOTP counter ledger is shared by the whole run.
+    let secret = TestSecret.random()
 
     /// `coffer` on the keyring backend, with a data directory of the test's and `extra` on top.
     func keyring(_ home: URL, _ arguments: [String], input: String? = nil, environment extra: [String: String] = [:]) async throws -> CofferProcess.Result {

@@ -48,4 +48,9 @@ public struct RecordFile: Sendable {
         try FileTrust.prepareDirectory(file.directory)
         try file.write(Data((value + "\n").utf8))
     }
+
+    /// Removes the record (durably: its directory is synced); a missing one is no error.
+    public func remove() throws {
+        try file.remove()
+    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferAuthenticator
+import CofferMFAEngine
 import Foundation
 import Logging
 import CofferStorage
@@ -104,6 +105,7 @@ struct AuthenticatorOptions: ParsableArguments {
         let storage: any StorageClient
         switch try chosen ?? backend() {
         case .sqlite:
+            Self.finishInterruptedKeyMove(in: data.directory)
             do {
                 storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask,
                                                                passphrase: KeyPassphrase.ask)
@@ -124,6 +126,26 @@ struct AuthenticatorOptions: ParsableArguments {
         // first, so a process killed before the trash is written cannot take it back.
         return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { try floor.floor(for: $0) },
                                     keepCounter: { mechanism in try ledger?.remember([mechanism]) }), storage)
+    }
+}
+
+extension AuthenticatorOptions {
+    /// Finishes (or rolls back) a key move a killed process left, saying what was done; when it
+    /// cannot be done now (the keyring not answering), says where the leftover copy is. The
+    /// command goes on either way: the key is where the record says.
+    static func finishInterruptedKeyMove(in directory: URL) {
+        let move = DefaultAuthenticatorStorage.keyMove(in: directory)
+        do {
+            if let recovery = try SyncBridge.run({ try await move.finishInterrupted() }) {
+                StandardStreams.note("coffer: note: \(KeyCommand.describe(recovery))")
+            }
+        } catch {
+            let interrupted = try? move.interrupted()
+            StandardStreams.note("coffer: warning: a key move was interrupted"
+                + (interrupted.map { " (from \($0.from.rawValue) to \($0.to.rawValue))" } ?? "")
+                + " and cannot be finished now: \((error as? LocalizedError)?.errorDescription ?? "\(error)"); "
+                + "a copy of the key is left where the record does not say it is, until a command can finish it (coffer doctor)")
+        }
     }
 }
 

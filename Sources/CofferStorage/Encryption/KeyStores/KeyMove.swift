@@ -1,0 +1,221 @@
+import Foundation
+
+/// Moves a data directory's key from one key store to another without re-sealing anything, as
+/// a small state machine that every later open of the directory sees: a move killed at any
+/// instruction leaves the key where the record says it is and nowhere else, once the next
+/// command has opened the directory.
+///
+/// The steps, all under one lock per directory (`.key-move.lock`):
+/// 1. `<record>.move` is written, naming both places (the *journal*);
+/// 2. the key ring is copied to the new place (an identical copy already there is taken as it
+///    is; a different one stops the move before anything is written);
+/// 3. `verify` checks that the copy opens the store;
+/// 4. the record is changed to the new place: the move happens here;
+/// 5. the key is deleted from the old place;
+/// 6. the journal is removed.
+///
+/// ``finishInterrupted(in:record:alias:stores:)`` (which `DefaultAuthenticatorStorage.open` and
+/// ``move(to:into:verify:)`` call first) reads a journal a killed move left: when the record
+/// names the new place, the old copy is deleted (the move is finished); when it still names the
+/// old one, the new copy is deleted (the move is rolled back). Either way no copy of the key is
+/// left where the record does not say it is — a key file in the clear beside a
+/// passphrase-sealed key, say. ``strayCopies(stores:)`` finds copies no journal explains (left
+/// by a version of Coffer before this one) for `coffer doctor`.
+public struct KeyMove: Sendable {
+    /// The data directory.
+    public let directory: URL
+    /// The record file in it that names where the key is (`authenticator.keystore`).
+    public let record: String
+    /// The key ring's alias.
+    public let alias: String
+    /// The key store of each place.
+    public let stores: @Sendable (KeyStoreSelection.Location) -> any KeyRingStore
+
+    /// A move of `alias`'s key ring in `directory`, whose record file is `record`; `stores`
+    /// gives the key store of each place (with what it needs to ask for a PIN or passphrase).
+    public init(directory: URL, record: String, alias: String,
+                stores: @escaping @Sendable (KeyStoreSelection.Location) -> any KeyRingStore) {
+        self.directory = directory
+        self.record = record
+        self.alias = alias
+        self.stores = stores
+    }
+
+    /// A move that was interrupted, as its journal names it.
+    public struct Interrupted: Sendable, Equatable {
+        /// Where the key was.
+        public let from: KeyStoreSelection.Location
+        /// Where it was going.
+        public let to: KeyStoreSelection.Location
+    }
+
+    /// What ``finishInterrupted()`` did.
+    public enum Recovery: Sendable, Equatable {
+        /// The record named the new place: the copy left in the old one was deleted.
+        case finished(Interrupted)
+        /// The record still named the old place: the copy made in the new one was deleted.
+        case rolledBack(Interrupted)
+    }
+
+    /// Why a move cannot go on, or a journal cannot be read.
+    public enum Failure: Error, Sendable, LocalizedError {
+        /// There is no key to move yet.
+        case noKey
+        /// The key is already where it was asked to go.
+        case alreadyThere(KeyStoreSelection.Location)
+        /// The journal names places the record is at neither of: left as it is for a person.
+        case inconsistent(journal: String, recorded: KeyStoreSelection.Location?, Interrupted)
+        /// The journal is not one this version writes.
+        case unreadableJournal(path: String, text: String)
+
+        public var errorDescription: String? {
+            switch self {
+            case .noKey:
+                "There is no key yet; the first account added makes one."
+            case .alreadyThere(let location):
+                "The key is already in \(location.rawValue)."
+            case let .inconsistent(journal, recorded, interrupted):
+                "\(journal) says a key move from \(interrupted.from.rawValue) to \(interrupted.to.rawValue) was interrupted, but the "
+                    + "record names \(recorded?.rawValue ?? "no place"); it was left as it is. Check where the key is "
+                    + "(coffer doctor), then remove \(journal)."
+            case let .unreadableJournal(path, _):
+                "\(path) is not a key move's journal. Check where the key is (coffer doctor), then remove it."
+            }
+        }
+    }
+
+    private var journal: RecordFile { RecordFile(directory.appendingPathComponent(record + ".move")) }
+
+    /// The interrupted move the journal names, or `nil` when no move was interrupted.
+    public func interrupted() throws -> Interrupted? {
+        let file = journal
+        guard let text = try file.read() else { return nil }
+        let parts = text.split(separator: " ").map(String.init)
+        guard parts.count == 2, let from = KeyStoreSelection.Location(rawValue: parts[0]),
+              let to = KeyStoreSelection.Location(rawValue: parts[1]), from != to else {
+            throw Failure.unreadableJournal(path: file.path, text: text)
+        }
+        return Interrupted(from: from, to: to)
+    }
+
+    /// Runs `body` holding the directory's move lock, which every move and every recovery takes.
+    private func locked<R>(_ body: () async throws -> R) async throws -> R {
+        try FileTrust.prepareDirectory(directory)
+        let held = try await FileLock(path: directory.appendingPathComponent(".key-move.lock").path).exclusive()
+        defer { held.release() }
+        return try await body()
+    }
+
+    /// Finishes or rolls back a move a killed process left (see the type's discussion); `nil`
+    /// when there was none. Cheap when there is none: one `stat`.
+    ///
+    /// - Throws: ``Failure/inconsistent(journal:recorded:_:)`` when the record names neither
+    ///   place; the key store's error when the leftover copy cannot be deleted now (the keyring
+    ///   not answering): the journal stays, and the next open tries again.
+    @discardableResult
+    public func finishInterrupted() async throws -> Recovery? {
+        guard FileManager.default.fileExists(atPath: journal.path) else { return nil }
+        return try await locked { try await recoverLocked() }
+    }
+
+    private func recoverLocked() async throws -> Recovery? {
+        guard let pending = try interrupted() else { return nil }
+        let recorded = try KeyStoreSelection.recordedLocation(in: directory, record: record)
+        let recovery: Recovery
+        switch recorded {
+        case pending.to?:
+            try await stores(pending.from).deleteKeys(for: alias)
+            recovery = .finished(pending)
+        case pending.from?:
+            try await stores(pending.to).deleteKeys(for: alias)
+            recovery = .rolledBack(pending)
+        default:
+            throw Failure.inconsistent(journal: journal.path, recorded: recorded, pending)
+        }
+        try journal.remove()
+        return recovery
+    }
+
+    /// Moves the key to `location`, whose key store is `target` (made with what it needs: a new
+    /// passphrase, a PIN, PCRs), after `verify` has shown that the copy opens the store. Returns
+    /// where the key was. An interrupted move is finished or rolled back first.
+    ///
+    /// - Throws: ``Failure/noKey``, ``Failure/alreadyThere(_:)``;
+    ///   ``KeyStoreError/alreadyExists(alias:location:)`` when `target` holds another key ring;
+    ///   `verify`'s error, after the copy was deleted again (the key stays where it was).
+    @discardableResult
+    public func move(to location: KeyStoreSelection.Location, into target: any KeyRingStore,
+                     verify: @Sendable (any KeyRingStore) async throws -> Void) async throws -> KeyStoreSelection.Location {
+        try await locked {
+            try await recoverLocked()
+            guard let from = try KeyStoreSelection.recordedLocation(in: directory, record: record) else { throw Failure.noKey }
+            guard from != location else { throw Failure.alreadyThere(from) }
+            let source = stores(from)
+            guard let ring = try await source.keyRing(for: alias) else { throw Failure.noKey }
+            // Another key ring where the key is going is never replaced, nor deleted by a rollback.
+            let existing = try await target.keyRing(for: alias)
+            if let existing, existing.serialized() != ring.serialized() {
+                throw KeyStoreError.alreadyExists(alias: alias, location: location.rawValue)
+            }
+            try journal.write("\(from.rawValue) \(location.rawValue)")
+            do {
+                if existing == nil { try await target.insertKeyRing(ring, for: alias) }
+                try await verify(target)
+            } catch {
+                // Rolled back now; if this fails too, the journal makes the next open do it.
+                try? await target.deleteKeys(for: alias)
+                try? journal.remove()
+                throw error
+            }
+            try RecordFile(directory.appendingPathComponent(record)).write(location.rawValue)
+            try await source.deleteKeys(for: alias)
+            try journal.remove()
+            return from
+        }
+    }
+
+    /// The places other than the recorded one that hold a copy of the key while no move is under
+    /// way: left by a move a version of Coffer before this one interrupted, or copied by hand.
+    /// Places that cannot be asked now (the keyring not answering) are left out.
+    public func strayCopies(among places: [KeyStoreSelection.Location] = [.file, .tpm, .passphrase, .secretService]) async throws
+        -> [KeyStoreSelection.Location] {
+        guard try interrupted() == nil,
+              let recorded = try KeyStoreSelection.recordedLocation(in: directory, record: record) else { return [] }
+        var found: [KeyStoreSelection.Location] = []
+        for place in places where place != recorded {
+            if (try? await holdsKeys(place)) == true { found.append(place) }
+        }
+        return found
+    }
+
+    /// Removes a copy ``strayCopies(among:)`` found in `place`, when it is the same key ring as
+    /// the recorded one (which opens it here, asking for a PIN or passphrase if it needs one).
+    /// A different key ring, or one that cannot be read, is left where it is.
+    ///
+    /// - Returns: Whether it was removed.
+    public func removeStrayCopy(in place: KeyStoreSelection.Location) async throws -> Bool {
+        try await locked {
+            guard let recorded = try KeyStoreSelection.recordedLocation(in: directory, record: record), recorded != place,
+                  let kept = try await stores(recorded).keyRing(for: alias),
+                  let stray = try? await stores(place).keyRing(for: alias),  // unreadable: not the store's key
+                  stray.serialized() == kept.serialized() else { return false }
+            try await stores(place).deleteKeys(for: alias)
+            return true
+        }
+    }
+
+    /// Whether `place` holds keys for the alias, asked without a PIN or passphrase: the file
+    /// stores by their file, the keyring by a lookup.
+    private func holdsKeys(_ place: KeyStoreSelection.Location) async throws -> Bool {
+        let store = stores(place)
+        switch store {
+        case let file as FileKeyStore: return FileManager.default.fileExists(atPath: try file.fileURL(for: alias).path)
+        case let tpm as TPMKeyStore: return FileManager.default.fileExists(atPath: try tpm.fileURL(for: alias).path)
+        case let passphrase as PassphraseKeyStore: return FileManager.default.fileExists(atPath: try passphrase.fileURL(for: alias).path)
+        default:
+            // The keyring only when it answers at once: a session without one is not held up.
+            if store is SecretServiceKeyStore, SecretService(timeout: .seconds(3)).usabilityProblem() != nil { return false }
+            return try await store.keyRing(for: alias) != nil
+        }
+    }
+}
