@@ -139,14 +139,41 @@ struct PostgresToolTests {
             defer { setup.directory.remove() }
             let bus = ["DBUS_SESSION_BUS_ADDRESS": ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""]
             let issuer = "Keyring\(UUID().uuidString.prefix(6))"
+            // A secret of this test's own: the keyring's HOTP counter ledger is shared by the whole run.
+            let secret = TestSecret.random()
+            let fourth = try OathGenerator.hotp(secret: Base32.decode(secret), counter: 3)
             #expect(try await setup.coffer(["key", "new-kek"]).status == 0)
-            let added = try await setup.coffer(["add", "-", "--backend", "keychain"], input: "otpauth://hotp/\(issuer):m?secret=\(Self.secret)&counter=3\n", bus)
+            let added = try await setup.coffer(["add", "-", "--backend", "keychain"], input: "otpauth://hotp/\(issuer):m?secret=\(secret)&counter=3\n", bus)
             #expect(added.status == 0, "\(added.stderr)")
             let moved = try await setup.coffer(["migrate", "--backend", "keychain", "--to", "postgres"], bus)
             #expect(moved.status == 0 && moved.stdout.contains("mechanism(s)"), "\(moved.stdout) \(moved.stderr)")
-            #expect(try await setup.coffer(["code", issuer, "--raw"], bus).stdout == "969429\n", "plain code follows to postgres")
+            #expect(try await setup.coffer(["code", issuer, "--raw"], bus).stdout == fourth + "\n", "plain code follows to postgres")
             #expect(try await setup.coffer(["code", issuer, "--raw", "--backend", "keychain"], bus).status == 2, "gone from the keyring")
         }
+    }
+
+    /// Issue 30, point 5: the counter memory is the database's, so it holds on every instance.
+    @Test("R13: a HOTP secret removed and added again on PostgreSQL goes on from its counter, from another data directory too")
+    func counterMemory() async throws {
+        let setup = try await Setup()
+        defer { setup.directory.remove() }
+        #expect(try await setup.coffer(["key", "new-kek"]).status == 0)
+        let postgres = ["--backend", "postgres"]
+        let uri = "otpauth://hotp/Bank:bob?secret=\(Self.secret)&issuer=Bank&counter=0\n"
+        #expect(try await setup.coffer(["add", "-"] + postgres, input: uri).status == 0)
+        #expect(try await setup.coffer(["code", "Bank", "--raw"] + postgres).stdout == "755224\n")
+        #expect(try await setup.coffer(["code", "Bank", "--raw"] + postgres).stdout == "287082\n")
+        #expect(try await setup.coffer(["remove", "Bank", "--yes"] + postgres).status == 0)
+        #expect(try await TestPostgres.psql(setup.url, "SELECT count(*) FROM coffer_hotp_counters WHERE position('\(Self.secret)'::bytea in ledger) = 0") == "1",
+                "one sealed row for the owner")
+        // Another instance: its own data directory, the same database and key-encryption key.
+        let other = setup.directory.appending("other")
+        let kek = setup.directory.appending("home/keys/postgres.kek").path
+        let readded = try await setup.coffer(["add", "-"] + postgres, input: uri, ["COFFER_HOME": other.path, "COFFER_DATABASE_KEK": kek])
+        #expect(readded.status == 0 && readded.stderr.contains("goes on from 2, not 0"), "\(readded.stderr)")
+        #expect(try await setup.coffer(["code", "Bank", "--raw"] + postgres).stdout == "359152\n", "counter 2, never 0 again")
+        ReliabilityReport.record("R13", "HOTP secret removed and added again on PostgreSQL from another data directory",
+                                 tried: "1 re-add", outcome: "went on from counter 2")
     }
 
     @Test("4 processes × 10 `coffer code` of one HOTP account on PostgreSQL: 40 codes, each counter 0–39 once")

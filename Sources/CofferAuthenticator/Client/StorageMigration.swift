@@ -28,6 +28,10 @@ public enum StorageMigration {
         public var notifications = 0
         /// Whether the push device token moved (a client written to the spec keeps none).
         public var pushDeviceToken = false
+        /// HOTP counters the source remembered that the target has no ledger to keep (a store of
+        /// your own): a secret used before and added to the target again could issue codes its
+        /// server has seen. 0 when every counter was carried.
+        public var countersLeftBehind = 0
 
         /// A report with these counts.
         public init(accounts: Int = 0, mechanisms: Int = 0, notifications: Int = 0, pushDeviceToken: Bool = false) {
@@ -55,6 +59,9 @@ public enum StorageMigration {
         /// The account moved, but its copy in the target could not be unlocked: it stays locked
         /// (``StorageMigration/movingPolicy``) until a migration runs again.
         case unlockFailed(String)
+        /// A HOTP counter ledger (`"source"` or `"target"`) could not be read or raised: nothing
+        /// was moved, since the target could then issue codes the source's server has seen.
+        case counterLedgerFailed(String, cause: any Error)
 
         /// What went wrong, what was left where, and what to do before migrating again.
         public var errorDescription: String? {
@@ -76,6 +83,9 @@ public enum StorageMigration {
             case .unlockFailed(let what):
                 return "\(what) moved, but its copy could not be unlocked in the target, so it issues no codes yet; run the "
                     + "migration again to unlock it."
+            case let .counterLedgerFailed(which, cause):
+                return "The \(which)'s record of HOTP counters could not be used (\((cause as? LocalizedError)?.errorDescription ?? "\(cause)")), "
+                    + "so nothing was moved: without it the target could issue codes the server has seen. Fix it, then migrate again."
             }
         }
     }
@@ -116,7 +126,19 @@ public enum StorageMigration {
     ///   source's first). Until then, codes come from the source. A copy left locked by a
     ///   migration from the same source that was cut short after the source let go is unlocked
     ///   by the next one; copies being moved from another source are left alone.
-    public static func move(from source: any StorageClient, to target: any StorageClient, sourceName: String) throws(Failure) -> Report {
+    ///
+    /// HOTP counters follow the accounts: what the source's ledger remembers (secrets removed
+    /// from it), the counters of every mechanism moved, and `remembered` (what else the source
+    /// keeps, such as its trash) are raised in the target's ledger before anything is copied;
+    /// and a mechanism whose secret the target's ledger remembers at a higher counter is copied
+    /// with that counter. The ledgers default to the clients themselves when they keep one
+    /// (``KeychainStorageClient``, PostgreSQL's client); the SQLite store's is a file beside it
+    /// (``SealedCounterLedgerFile``), given here. A target without a ledger keeps nothing:
+    /// ``Report/countersLeftBehind`` says how many counters stayed behind.
+    public static func move(
+        from source: any StorageClient, to target: any StorageClient, sourceName: String,
+        sourceLedger: (any HOTPCounterLedger)? = nil, targetLedger: (any HOTPCounterLedger)? = nil, remembered: [Mechanism] = []
+    ) throws(Failure) -> Report {
         let diagnostics = source as? any StorageClientDiagnostics
         let unreadableBefore = diagnostics?.unreadableRecordCount ?? 0
         let plan = source.getAllAccounts().map { account in
@@ -125,6 +147,23 @@ public enum StorageMigration {
         if let diagnostics, diagnostics.unreadableRecordCount > unreadableBefore {
             throw .unreadableSource(count: diagnostics.unreadableRecordCount - unreadableBefore,
                                     records: Array(diagnostics.unreadableRecords.suffix(diagnostics.unreadableRecordCount - unreadableBefore)))
+        }
+
+        // The counters first: a migration killed after this leaves the target knowing them.
+        let targetLedger = targetLedger ?? target as? any HOTPCounterLedger
+        let moved = HOTPCounters.of(plan.flatMap { $0.1.map(\.0) })
+        let carried: [String: UInt64], known: [String: UInt64]
+        do {
+            let sourceCounters = try (sourceLedger ?? source as? any HOTPCounterLedger)?.rememberedCounters() ?? [:]
+            carried = HOTPCounters.merged(HOTPCounters.merged(sourceCounters, HOTPCounters.of(remembered)), moved)
+        } catch {
+            throw .counterLedgerFailed("source", cause: error)
+        }
+        do {
+            try targetLedger?.remember(carried)
+            known = try targetLedger?.rememberedCounters() ?? [:]
+        } catch {
+            throw .counterLedgerFailed("target", cause: error)
         }
 
         // Accounts an earlier migration from this same source moved but could not unlock (the
@@ -168,8 +207,12 @@ public enum StorageMigration {
                     try raiseCounter(of: mechanism.mechanismUUID, to: mechanism.counter, in: target, title: title)
                     resumed.insert(mechanism.mechanismUUID)
                 } else {
+                    // A secret the target used before goes on from where it left off there.
+                    var placed = mechanism
+                    placed.counter = max(mechanism.counter, HOTPCounters.floor(for: mechanism, in: known))
+                    if placed.counter != mechanism.counter { resumed.insert(mechanism.mechanismUUID) }
                     do {
-                        try target.insertMechanism(mechanism)
+                        try target.insertMechanism(placed)
                     } catch {
                         throw .writeFailed("a mechanism of \(title) (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
                     }
@@ -202,6 +245,8 @@ public enum StorageMigration {
         }
 
         var report = Report()
+        // Without a ledger in the target, only the moved mechanisms carry their counters.
+        if targetLedger == nil { report.countersLeftBehind = carried.keys.filter { moved[$0] == nil }.count }
         if token != nil {
             guard source.removePushDeviceToken() else { throw .sourceCleanupFailed("the push device token") }
             report.pushDeviceToken = true

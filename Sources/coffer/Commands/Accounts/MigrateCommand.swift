@@ -28,12 +28,33 @@ struct MigrateCommand: AsyncParsableCommand {
             let target = try options.open(backend: to).1
             // The source's name is recorded in the lock the copies hold while they move, so that
             // only a later migration from this same store finishes an interrupted one.
-            let report = try StorageMigration.move(from: source, to: target, sourceName: "\(from.rawValue) \(try options.location())")
+            // The HOTP counters the source remembers (its ledger and, for SQLite, its trash) go
+            // with the accounts, so a secret added again to the target goes on where it left off.
+            let trash = Trash(storage: source, dataDirectory: options.data.directory)
+            let trashed: [Mechanism]
+            do {
+                trashed = try trash?.entries().flatMap(\.mechanisms) ?? []
+            } catch {
+                throw CommandFailure("Fix or move aside the trash \(trash?.directory.path ?? "") (coffer trash says what is wrong): the HOTP "
+                    + "counters it keeps go with the accounts, and it cannot be read (\(error)). Nothing was moved.", status: ExitStatus.of(error))
+            }
+            let report = try StorageMigration.move(
+                from: source, to: target, sourceName: "\(from.rawValue) \(try options.location())",
+                sourceLedger: CounterLedgers.of(source, dataDirectory: options.data.directory),
+                targetLedger: CounterLedgers.of(target, dataDirectory: options.data.directory), remembered: trashed)
             // Plain commands follow the accounts from now on.
             try AuthenticatorOptions.record(to, in: options.data.directory)
             let token = report.pushDeviceToken ? " and the push device token" : ""
             print("Moved \(report.accounts) account(s), \(report.mechanisms) mechanism(s), \(report.notifications) notification(s)\(token) "
                 + "from \(from.rawValue) to \(to.rawValue).")
+            if report.countersLeftBehind > 0 {
+                StandardStreams.note("coffer: warning: \(to.rawValue) keeps no record of HOTP counters, so \(report.countersLeftBehind) "
+                    + "remembered counter(s) stayed behind; a HOTP secret used before and added there again could issue codes its server has seen")
+            }
+            if let trash, case let entries = try trash.entries(), !entries.isEmpty {
+                StandardStreams.note("coffer: note: the trash (\(entries.count) entries) stays with the sqlite store; "
+                    + "coffer trash --backend sqlite lists it")
+            }
             print("Commands now use \(to.rawValue) (recorded in \(options.data.directory.appendingPathComponent(AuthenticatorOptions.backendRecord).path)).")
         }
     }
