@@ -69,6 +69,31 @@ extension TPMKeyStoreTests {
                                  outcome: "3 × TPMError.otherTPM, file unchanged, opens on its own TPM")
     }
 
+    /// Issue 30: a program answering in the TPM's place (on a network TCTI's port, while the
+    /// TPM is down) is given nothing: the storage key of a directory's first seal is recorded,
+    /// and every later seal there must find the same one before the secret is sent.
+    @Test("R13: a TPM presenting another storage key than the directory's first seal recorded is given nothing to seal")
+    func storageKeyPinned() async throws {
+        let own = try await SoftwareTPM.start()
+        let impostor = try await SoftwareTPM.start()
+        defer { own.remove(); impostor.remove() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        _ = try await Self.store(keys, own).createKey(for: "a")
+        let record = keys.appendingPathComponent("tpm-identity")
+        #expect(try permissions(of: record) == 0o600)
+        await #expect(throws: TPMError.unrecognizedStorageKey(record: record.path)) { try await Self.store(keys, impostor).createKey(for: "b") }
+        #expect(!FileManager.default.fileExists(atPath: try Self.store(keys, own).fileURL(for: "b").path), "nothing was sealed")
+        #expect(try await Self.store(keys, own).createKey(for: "b").id == 1, "the TPM of the first seal seals again")
+        #expect(TrustedPlatformModule(tcti: "swtpm:host=127.0.0.1,port=2321").isNetworkTCTI)
+        #expect(TrustedPlatformModule(tcti: "mssim").isNetworkTCTI && TrustedPlatformModule(tcti: "swtpm:").isNetworkTCTI)
+        #expect(!TrustedPlatformModule(tcti: own.tcti).isNetworkTCTI && !TrustedPlatformModule(tcti: "device:/dev/tpmrm0").isNetworkTCTI)
+        #expect(!TrustedPlatformModule(tcti: nil).isNetworkTCTI)
+        ReliabilityReport.record("R13", "another TPM (standing for a listener on a network TCTI's port) asked to seal in a directory",
+                                 tried: "1 seal", outcome: "TPMError.unrecognizedStorageKey; nothing sealed")
+    }
+
     @Test("a changed public or private blob, parent name or sealed ring is refused and left in place")
     func tamperedFile() async throws {
         let tpm = try await SoftwareTPM.start()

@@ -136,6 +136,31 @@ struct TPMToolTests {
         #expect(out.contains("FAIL  TPM: No TPM can be used here") && out.contains("doctor-status=1"), "\(out)")
     }
 
+    /// Issue 30: a TCTI over TCP is a test set-up; any local user can listen on its port while
+    /// the TPM is down and answer the first seal.
+    @Test("R13: a TPM reached over TCP is warned about by key move, the account commands and doctor")
+    func networkTCTI() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            echo 'otpauth://totp/Deno:Mason?secret=4SJHB4GSD43FZBAI7C2HLRJGPQ&issuer=Deno' | "$COFFER" add - > /dev/null 2>&1 || exit 10
+            "$COFFER" key move --to tpm > /dev/null 2>&1 || exit 11
+            export COFFER_TPM_TCTI="swtpm:host=127.0.0.1,port=9"
+            echo '--- code'; "$COFFER" code deno 2>&1 | grep warning
+            echo '--- move'; "$COFFER" key move --to file 2>&1 | grep warning
+            echo '--- doctor'; "$COFFER" doctor | grep 'TPM connection'
+            """, tpm: tpm, scratch: scratch)
+        let out = result.stdout
+        for part in ["code", "move"] {
+            let said = out.components(separatedBy: "--- \(part)\n")[1].components(separatedBy: "--- ")[0]
+            #expect(said.hasPrefix("coffer: warning: COFFER_TPM_TCTI (swtpm:host=127.0.0.1,port=9) reaches the TPM over TCP")
+                    && said.split(separator: "\n").count == 1, "\(part): \(said)")
+        }
+        #expect(out.contains("FAIL  TPM connection: COFFER_TPM_TCTI (swtpm:host=127.0.0.1,port=9) reaches the TPM over TCP"), "\(out)")
+    }
+
     @Test("tpm2-tss logging asked for in the environment writes nothing: the unsealed key never reaches a log")
     func tssLoggingStaysOff() async throws {
         let tpm = try await SoftwareTPM.start()

@@ -8,6 +8,7 @@ extension DoctorCommand {
     func checkTPM(recorded: Bool, in directory: URL, _ report: (Outcome, String, String) -> Void) async {
         let tpm = TrustedPlatformModule.fromEnvironment()
         let failing: Outcome = recorded ? .fail : .note
+        if let network = TPMNetworkWarning.words(for: tpm) { report(recorded ? .fail : .note, "TPM connection", network) }
         do {
             let status = try await tpm.status()
             let lockout = status.inLockout

@@ -85,6 +85,7 @@ struct KeyCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 if tpm {
+                    TPMNetworkWarning.warnIfNetwork()
                     let target = path ?? data.directory.appendingPathComponent("keys/postgres-kek.tpm-key").path
                     let parent = URL(fileURLWithPath: target).deletingLastPathComponent()
                     if !FileManager.default.fileExists(atPath: parent.path) { try FileTrust.prepareDirectory(parent) }
@@ -247,6 +248,7 @@ struct KeyCommand: AsyncParsableCommand {
                 // copy the other just made.
                 if let recovery = try await move.finishInterrupted() { StandardStreams.note("coffer: \(KeyCommand.describe(recovery))") }
                 let recorded = try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)
+                if recorded == .tpm || to == .tpm { TPMNetworkWarning.warnIfNetwork() }
                 if let recorded, recorded == to.location {
                     // Copies a move before this version left where the record does not say the
                     // key is (a key file in the clear beside a sealed key) go now.

@@ -50,6 +50,7 @@ enum PostgresBackend {
         if setting.hasPrefix("credential:") { return try KeyEncryptionKey.fromCredential(named: String(setting.dropFirst("credential:".count))) }
         if setting.hasPrefix("tpm:") {
             let path = String(setting.dropFirst("tpm:".count))
+            TPMNetworkWarning.warnIfNetwork()
             return try SyncBridge.run { try await KeyEncryptionKey.fromTPM(file: path) }
         }
         return try KeyEncryptionKey.load(fromFile: setting.isEmpty ? defaultKEKPath(in: directory) : setting)

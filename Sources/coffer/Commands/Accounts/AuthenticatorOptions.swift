@@ -106,6 +106,7 @@ struct AuthenticatorOptions: ParsableArguments {
         switch try chosen ?? backend() {
         case .sqlite:
             Self.finishInterruptedKeyMove(in: data.directory)
+            if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: data.directory)) == .tpm { TPMNetworkWarning.warnIfNetwork() }
             do {
                 storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask,
                                                                passphrase: KeyPassphrase.ask)

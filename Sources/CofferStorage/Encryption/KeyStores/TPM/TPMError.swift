@@ -21,6 +21,11 @@ public enum TPMError: Error, Sendable, Equatable {
     case otherTPM
     /// The owner hierarchy has a password, so Coffer cannot derive its storage key there.
     case ownerHierarchyProtected
+    /// The TPM presents another storage key than the one `record` holds, recorded when the
+    /// first key in that directory was sealed: another TPM, or a program answering in its place
+    /// (any local user can listen on a network TCTI's port while the TPM is down). Nothing was
+    /// sealed: the key never reached it.
+    case unrecognizedStorageKey(record: String)
     /// The TPM refused an operation for another reason.
     case failed(operation: String, code: UInt32)
 }
@@ -48,6 +53,10 @@ extension TPMError: LocalizedError {
         case .otherTPM:
             return "The key was sealed by another TPM (or this TPM's owner hierarchy was cleared since); only that TPM opens it. "
                 + "Use the machine it was sealed on, or a backup of the keys. Nothing was deleted."
+        case .unrecognizedStorageKey(let record):
+            return "The TPM presents another storage key than the one recorded in \(record) when the first key there was sealed: "
+                + "another TPM, or a program answering in its place. Nothing was sealed. Check COFFER_TPM_TCTI; if this TPM was "
+                + "cleared or replaced on purpose, remove \(record)."
         case .ownerHierarchyProtected:
             return "The TPM's owner hierarchy has a password, so Coffer cannot make its storage key there; "
                 + "make a persistent storage key at 0x81000001 (tpm2_createprimary and tpm2_evictcontrol) and Coffer uses it."

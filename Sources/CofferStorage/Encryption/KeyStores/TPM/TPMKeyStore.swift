@@ -48,7 +48,8 @@ public struct TPMKeyStore: KeyRingStore {
         directory: URL, tpm: TrustedPlatformModule = .fromEnvironment(), pcrs: [Int] = [],
         pin: (@Sendable () async throws -> String)? = nil
     ) {
-        engine = WrappedKeyRingStore(directory: directory, wrapping: TPMWrapping(tpm: tpm, pcrs: pcrs, pin: pin))
+        engine = WrappedKeyRingStore(directory: directory, wrapping: TPMWrapping(
+            tpm: tpm, pcrs: pcrs, pin: pin, identityRecord: directory.appendingPathComponent("tpm-identity")))
     }
 
     public func primaryKey(for alias: String) async throws -> VersionedKey? {

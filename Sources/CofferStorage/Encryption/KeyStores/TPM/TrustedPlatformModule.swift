@@ -61,11 +61,36 @@ public struct TrustedPlatformModule: Sendable {
         var binding: Binding
     }
 
-    /// Seals `secret` (at most 128 bytes) to this TPM.
-    func seal(_ secret: [UInt8], authValue: [UInt8]?, pcrs: [Int]) async throws(TPMError) -> SealedObject {
+    /// Whether the TCTI reaches the TPM over the network (a `swtpm` or `mssim` TCTI without a
+    /// Unix socket `path=`, which tpm2-tss connects to by TCP): a test set-up, since any local
+    /// user can listen on that port while the TPM is down and answer the first seal.
+    public var isNetworkTCTI: Bool {
+        guard let tcti else { return false }
+        let parts = tcti.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = parts[0], configuration = parts.count > 1 ? parts[1] : ""
+        // `swtpm`, `mssim`, or their libraries' names (libtss2-tcti-swtpm.so.0).
+        guard name.contains("swtpm") || name.contains("mssim") else { return false }
+        return !configuration.contains("path=")
+    }
+
+    /// The storage key a directory's first seal was made under: its persistent handle (0 for
+    /// the derived one) and its TPM name. Later seals there must find the same one.
+    struct StorageKeyIdentity: Sendable, Equatable {
+        var handle: UInt32
+        var name: [UInt8]
+        /// Where it is recorded, for messages.
+        var record: String
+    }
+
+    /// Seals `secret` (at most 128 bytes) to this TPM. With `expected`, only under that storage
+    /// key: a TPM presenting another one gets nothing (``TPMError/unrecognizedStorageKey(record:)``).
+    func seal(_ secret: [UInt8], authValue: [UInt8]?, pcrs: [Int], expected: StorageKeyIdentity? = nil) async throws(TPMError) -> SealedObject {
         let pcrs = pcrs.sorted()
         return try await run("seal a key") { connection throws(TPMError) in
             let (parent, handle, name) = try connection.storageKey()
+            if let expected, expected.handle != handle || expected.name != name {
+                throw .unrecognizedStorageKey(record: expected.record)
+            }
             var policy: [UInt8]?
             if !pcrs.isEmpty {
                 policy = try connection.policyDigest(pcrs: pcrs, withAuthValue: authValue != nil)
