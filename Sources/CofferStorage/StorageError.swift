@@ -36,6 +36,12 @@ public enum StorageError: Error, Sendable {
     /// longer holds (a key file deleted or not restored). Replacing the value, or sealing
     /// anything under a new key, would lose it: nothing was written and no key was made.
     case keyMissing(location: String, keyAlias: String, keyID: UInt32)
+
+    /// The value at `location` was written with another kind of encryptor than the one reading
+    /// it: sealed (a Coffer envelope) and read without encryption (``NoEncryptor``,
+    /// `FileStorage`), or written in plain JSON and read with an encryptor. Nothing is wrong with
+    /// the data; it was left as it is.
+    case encryptorChanged(location: String, writtenSealed: Bool)
 }
 
 extension StorageError: LocalizedError {
@@ -79,6 +85,14 @@ extension StorageError: LocalizedError {
                 + "from a backup), or delete the value first if it is truly gone."
         case let .untrusted(path, owner, mode, reason):
             return FileTrust.advice(path: path, owner: owner, mode: mode, reason: reason)
+        case let .encryptorChanged(location, true):
+            return "\(location) was written sealed by an encryptor, and is read here without one (NoEncryptor, FileStorage): "
+                + "read it with the encryptor it was written with. To keep it unsealed from now on, read it with that encryptor "
+                + "and save it with the new storage (or delete it and save again). It was left untouched."
+        case let .encryptorChanged(location, false):
+            return "\(location) was written in plain JSON, without an encryptor, and is read here with one: read it without "
+                + "(NoEncryptor, FileStorage). To seal it from now on, read it that way and save it with the sealing storage "
+                + "(or delete it and save again). It was left untouched."
         }
     }
 }

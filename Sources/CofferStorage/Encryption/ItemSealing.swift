@@ -33,17 +33,30 @@ enum ItemSealing: Sendable {
 
     /// The value stored in `data`, checked against `identity`. `location` names the item in
     /// errors.
+    ///
+    /// Data written with the other kind of encryptor (sealed and read plain, or the reverse) is
+    /// ``StorageError/encryptorChanged(location:writtenSealed:)``, not damage.
     func open<T: Decodable>(_ data: Data, as type: T.Type, identity: String, location: String) async throws -> T {
         var json = data
         if case .sealed(let encryptor) = self {
             do {
                 json = try await encryptor.decrypt(data: data)
             } catch {
+                if !Self.looksSealed(data), (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) != nil {
+                    throw StorageError.encryptorChanged(location: location, writtenSealed: false)
+                }
                 throw StorageError.decryptionFailed(location: location, cause: error)
             }
             json = try IdentityBinding.unwrap(json, identity: identity, location: location)
+        } else if Self.looksSealed(data) {
+            throw StorageError.encryptorChanged(location: location, writtenSealed: true)
         }
         return try ValueCoding.decode(T.self, from: json, location: location)
+    }
+
+    /// Whether `data` begins as a Coffer envelope does (JSON never begins with its magic).
+    static func looksSealed(_ data: Data) -> Bool {
+        data.count >= SealedEnvelope.headerSize && data.prefix(SealedEnvelope.magic.count).elementsEqual(SealedEnvelope.magic)
     }
 }
 

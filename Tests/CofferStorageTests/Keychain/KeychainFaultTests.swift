@@ -27,6 +27,31 @@ struct KeychainFaultTests {
                                  outcome: lines.contains("get-status 1") && lines.contains("write-status 1") ? "KeychainError.locked; encryptor nil; no prompt" : "UNEXPECTED")
     }
 
+    /// Issue 30: with a session bus and a keyring daemon but no collection yet, `get` said
+    /// "nothing stored" while `save` threw `.unavailable`: an app concluded "signed out" where
+    /// the keyring was broken.
+    @Test("R13: a keyring without a default collection: get throws .unavailable as save does, never nil")
+    func noDefaultCollection() async throws {
+        let result = try await TestKeyring.runInOwnSession("""
+            mkdir -p "$SCRATCH/home"
+            HOME="$SCRATCH/home" XDG_DATA_HOME="$SCRATCH/home/.local/share" \
+              gnome-keyring-daemon --daemonize --components=secrets > /dev/null 2>&1 < /dev/null
+            for _ in $(seq 1 100); do
+              dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \\
+                org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2> /dev/null | grep -q 'boolean true' && break
+              sleep 0.1
+            done
+            "$STRESS" keychain-get item 5000; echo "get-status $?"
+            "$STRESS" keychain-write item 1 2>&1; echo "write-status $?"
+            """, keyring: false)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first { $0.hasPrefix("error:") }?.contains("the Secret Service has no default collection") == true, "\(lines) \(result.stderr)")
+        #expect(lines.contains("get-status 1") && !lines.contains("nil"), "\(lines)")
+        #expect(lines.contains { $0.contains("no default collection") } && lines.contains("write-status 1"), "\(lines)")
+        ReliabilityReport.record("R13", "keyring daemon without a default collection", tried: "get, save",
+                                 outcome: lines.contains("get-status 1") ? "both KeychainError.unavailable (no default collection)" : "GET SAID NOTHING STORED")
+    }
+
     @Test("no session bus gives .unavailable at once, and SecuredKeyEncryptor() is nil")
     func noSessionBus() async throws {
         let stress = try CofferProcess.builtExecutable("coffer-stress")

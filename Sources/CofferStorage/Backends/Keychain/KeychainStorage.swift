@@ -108,7 +108,13 @@ struct KeychainItem<T: Codable & Sendable>: Storage {
     func get() async throws -> T? {
         try checkNames()
         let items = try await secretService.search(attributes)
-        guard let item = items.first else { return nil }
+        guard let item = items.first else {
+            // "Nothing stored" only from a keyring that could have stored it: with no default
+            // collection yet a save fails, so a read says so too (an app would take `nil` for
+            // "signed out" where the keyring is broken).
+            _ = try await secretService.defaultCollectionState()
+            return nil
+        }
         guard items.count == 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
         guard !item.isLocked else { throw KeychainError.locked }
         guard let secret = item.secret else {
