@@ -81,6 +81,39 @@ struct SQLiteOathStorageTests {
         #expect(try await storage.retrieveOathCredential(credentialId: credential.id)?.counter == 200)
     }
 
+    /// Issue 30: the library surfaces attacked as the review could not: one of the processes
+    /// killed (SIGKILL) while it issues codes.
+    @Test("R13: 4 processes issuing HOTP codes from one file, one killed halfway: no counter twice, the file opens, the counter past every code")
+    func fourProcessesOneKilled() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try storage(directory)
+        let client = try await OathClient.createClient { $0.storage = storage }
+        let credential = try await client.addCredentialFromUri("otpauth://hotp/Race:alice?secret=\(Self.secret)")
+        let result = try await CofferProcess.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+            for i in 1 2 3 4; do "$STRESS" oath-hotp-sqlite "$DB" "$KEYS" "$ID" 150 > "$OUT.$i" 2> "$OUT.err$i" & eval "pid$i=$!"; done
+            # Killed once it is issuing codes (its first has reached the file), well before its last.
+            while [ ! -s "$OUT.4" ] && kill -0 $pid4 2> /dev/null; do sleep 0.01; done
+            kill -9 $pid4; wait $pid4 2> /dev/null; echo "killed=$?" >&2
+            wait
+            wait
+            cat "$OUT".[1-4]
+            """], environment: ["STRESS": try CofferProcess.builtExecutable("coffer-stress").path, "DB": storage.path,
+                                "KEYS": directory.url.appendingPathComponent("keys").path, "ID": credential.id,
+                                "OUT": directory.appending("out").path])
+        let counters = result.stdout.split(separator: "\n").compactMap { Int($0) }
+        #expect(counters.count >= 450 && counters.count < 600 && result.stderr.contains("killed=137"),
+                "the three survivors issued theirs, the fourth was killed: \(counters.count) \(result.stderr)")
+        #expect(Set(counters).count == counters.count, "no counter issued twice: \(counters.count - Set(counters).count) repeated")
+        let stored = try #require(try await storage.retrieveOathCredential(credentialId: credential.id))
+        // Each printed counter is the stored one after its code; a code the killed process claimed
+        // but never printed is skipped, never issued again.
+        #expect(stored.counter >= counters.max() ?? 0, "the stored counter is at or past every code issued")
+        #expect(try await client.generateCodeWithValidity(credential.id).counter == stored.counter + 1, "and goes on from there")
+        ReliabilityReport.record("R13", "4 processes × 150 HOTP codes through OathClient on one SQLiteOathStorage, one killed",
+                                 tried: "\(counters.count) codes printed", outcome: "\(Set(counters).count) distinct; file opens; counter \(stored.counter)")
+    }
+
     private func expectCorrupted(_ body: () async throws -> OathCredential?) async {
         do {
             _ = try await body()

@@ -42,4 +42,30 @@ struct PostgresCounterLedgerTests {
             #expect(try await TestPostgres.psql(url, "SELECT count(*) FROM coffer_hotp_counters") == "1", "a row that does not open is left as it is")
         }
     }
+
+    @Test("a database role other than the tables' owner reads and raises only the ledger row of its own name (row-level security)")
+    func rowLevelSecurity() async throws {
+        let url = try await TestPostgres.freshDatabase()
+        let mallory = "mallory_\(UUID().uuidString.prefix(8).lowercased())"
+        try await TestPostgres.running(try TestPostgres.database(url)) { database in
+            try await PostgresStorageClient(database: database, owner: "alice").rememberHOTPCounters(["k": 7])
+        }
+        try await TestPostgres.psql(url, """
+            CREATE ROLE \(mallory) LOGIN; GRANT SELECT ON coffer_schema TO \(mallory);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON coffer_keys, coffer_hotp_counters TO \(mallory)
+            """)
+        let malloryURL = url.replacingOccurrences(of: "postgres@", with: "\(mallory)@")
+        try await TestPostgres.running(try TestPostgres.database(malloryURL), migrate: false) { database in
+            let alice = PostgresStorageClient(database: database, owner: "alice")
+            #expect(try await alice.hotpCounters().isEmpty, "alice's row is not visible to another role")
+            await #expect(throws: (any Error).self, "nor writable under her name") { try await alice.rememberHOTPCounters(["k": 0]) }
+            let own = PostgresStorageClient(database: database, owner: mallory)
+            try await own.rememberHOTPCounters(["m": 1])
+            #expect(try await own.hotpCounters() == ["m": 1], "under its own name, the role works as usual")
+        }
+        try await TestPostgres.running(try TestPostgres.database(url), migrate: false) { database in
+            let counters = try await PostgresStorageClient(database: database, owner: "alice").hotpCounters()
+            #expect(counters == ["k": 7], "alice's row as it was")
+        }
+    }
 }

@@ -205,7 +205,10 @@ case "oath-hotp-sqlite":
         let storage = try SQLiteOathStorage(
             path: arguments[1], encryptor: AESGCMEncryptor(keyAlias: "oath", keyStore: FileKeyStore(directory: URL(fileURLWithPath: arguments[2]))))
         let client = try await OathClient.createClient { $0.storage = storage }
-        for _ in 0..<count { print(try await client.generateCodeWithValidity(arguments[3]).counter) }
+        for _ in 0..<count {
+            print(try await client.generateCodeWithValidity(arguments[3]).counter)
+            fflush(nil)  // each code as it is issued: a test kills this process halfway
+        }
     } catch {
         fail(["oath-hotp-sqlite: \(error)"])
     }
