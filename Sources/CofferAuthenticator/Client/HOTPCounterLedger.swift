@@ -7,7 +7,7 @@ import Foundation
 /// mechanism that used it is gone (removed, replaced, purged from a trash), so that the same
 /// secret added again starts where it left off and no code its server has seen is issued again.
 ///
-/// Keys are named by their ``OathKeyIdentity`` fingerprint (one name for every spelling of one
+/// Keys are named by their `OathKeyIdentity` fingerprint (one name for every spelling of one
 /// secret); counters are only ever raised. Each built-in store keeps its ledger with its
 /// records, so the memory follows the accounts wherever they are kept: ``SealedCounterLedgerFile``
 /// beside a SQLite store, one sealed item in the keyring (``KeychainStorageClient``), one sealed

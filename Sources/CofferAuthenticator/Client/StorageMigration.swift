@@ -4,7 +4,7 @@ import Foundation
 public enum StorageMigration {
     /// The start of the locking policy an account's copy in the target holds while it is being
     /// moved from a source (`coffer-migration from <source>`): it issues no code until that
-    /// source has let go of the account (see ``move(from:to:sourceName:)``).
+    /// source has let go of the account (see ``move(from:to:sourceName:sourceLedger:targetLedger:remembered:)``).
     public static let movingPolicy = "coffer-migration"
 
     /// The locking policy of a copy being moved from the source named `sourceName`.
@@ -92,7 +92,7 @@ public enum StorageMigration {
 
     /// Copies every account, mechanism and notification, and the push device token, from
     /// `source` to `target`, reads them all back from `target` and compares, and only then
-    /// removes them from `source`. The same as ``move(from:to:sourceName:)`` with no name: give
+    /// removes them from `source`. The same as ``move(from:to:sourceName:sourceLedger:targetLedger:remembered:)`` with no name: give
     /// one whenever several stores may move into the same target.
     public static func move(from source: any StorageClient, to target: any StorageClient) throws(Failure) -> Report {
         try move(from: source, to: target, sourceName: "")

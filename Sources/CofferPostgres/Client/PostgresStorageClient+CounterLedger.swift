@@ -37,10 +37,12 @@ extension PostgresStorageClient: HOTPCounterLedger {
         }
     }
 
+    /// ``hotpCounters()``, blocking its thread (the `HOTPCounterLedger` requirement).
     public func rememberedCounters() throws -> [String: UInt64] {
         try diagnostics.attemptThrowing("read the HOTP counter ledger") { try SyncBridge.run { try await self.hotpCounters() } }
     }
 
+    /// ``rememberHOTPCounters(_:)``, blocking its thread (the `HOTPCounterLedger` requirement).
     public func remember(_ counters: [String: UInt64]) throws {
         try diagnostics.attemptThrowing("remember HOTP counters") { try SyncBridge.run { try await self.rememberHOTPCounters(counters) } }
     }

@@ -8,10 +8,12 @@ extension KeychainStorageClient: HOTPCounterLedger {
         var counters: [String: UInt64]
     }
 
+    /// Every counter the keyring's ledger item remembers, by key fingerprint.
     public func rememberedCounters() throws -> [String: UInt64] {
         try diagnostics.attemptThrowing("read the HOTP counter ledger") { try readCounters() }
     }
 
+    /// Raises the ledger item's counters, holding the client's lock while it reads and writes.
     public func remember(_ counters: [String: UInt64]) throws {
         guard !counters.isEmpty else { return }
         try diagnostics.attemptThrowing("remember HOTP counters") {

@@ -12,7 +12,7 @@ public struct SealedCounterLedgerFile: HOTPCounterLedger {
     private let store: SQLiteStorageClient
 
     /// The ledger in `file`, sealed with `store`'s key. The file's directory must exist and be
-    /// yours (``FileTrust/prepareDirectory(_:)``) before the first ``remember(_:)``.
+    /// yours (`FileTrust.prepareDirectory(_:)`) before the first ``remember(_:)``.
     public init(file: URL, store: SQLiteStorageClient) {
         self.file = file
         self.store = store
@@ -27,11 +27,13 @@ public struct SealedCounterLedgerFile: HOTPCounterLedger {
         FileLock(path: file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).lock").path)
     }
 
+    /// Every counter the file remembers, by key fingerprint (none when there is no file yet).
     public func rememberedCounters() throws -> [String: UInt64] {
         guard let sealed = try PrivateFile.read(file.path, limit: 16 << 20) else { return [:] }
         return try JSONDecoder().decode([String: UInt64].self, from: try store.openCompanion(sealed))
     }
 
+    /// Raises the file's counters under its lock, sealing it through the store's checked path.
     public func remember(_ counters: [String: UInt64]) throws {
         guard !counters.isEmpty else { return }
         try lock.withExclusiveLock {

@@ -14,12 +14,12 @@ import Foundation
 /// 5. the key is deleted from the old place;
 /// 6. the journal is removed.
 ///
-/// ``finishInterrupted(in:record:alias:stores:)`` (which `DefaultAuthenticatorStorage.open` and
+/// ``finishInterrupted()`` (which `DefaultAuthenticatorStorage.open` and
 /// ``move(to:into:verify:)`` call first) reads a journal a killed move left: when the record
 /// names the new place, the old copy is deleted (the move is finished); when it still names the
 /// old one, the new copy is deleted (the move is rolled back). Either way no copy of the key is
 /// left where the record does not say it is — a key file in the clear beside a
-/// passphrase-sealed key, say. ``strayCopies(stores:)`` finds copies no journal explains (left
+/// passphrase-sealed key, say. ``strayCopies(among:)`` finds copies no journal explains (left
 /// by a version of Coffer before this one) for `coffer doctor`.
 public struct KeyMove: Sendable {
     /// The data directory.
@@ -68,6 +68,7 @@ public struct KeyMove: Sendable {
         /// The journal is not one this version writes.
         case unreadableJournal(path: String, text: String)
 
+        /// What is wrong and what to do.
         public var errorDescription: String? {
             switch self {
             case .noKey:
