@@ -44,6 +44,25 @@ struct CompanionSealingTests {
         #expect(try SealedCounterLedgerFile(dataDirectory: directory.url, store: restored).rememberedCounters() == ["aa": 9])
     }
 
+    /// Found by the attack review: a client that had checked its key, then saw it moved away
+    /// by another process, made a new key at its next write.
+    @Test("a key that goes missing while a client is open is never replaced: the write fails, no key is made")
+    func keyGoneWhileOpen() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let store = try SQLiteStorageClient(path: directory.appending("a.sqlite").path,
+                                            encryptor: AESGCMEncryptor(keyAlias: "a", keyStore: FileKeyStore(directory: keys)))
+        let mechanism = Mechanism(issuer: "Bank", accountName: "bob", type: .hotp, secret: "GEZDGNBVGY3TQOJQ")
+        #expect(store.setMechanism(mechanism: mechanism))
+        #expect(store.keyProblem == nil)
+        try FileManager.default.moveItem(at: keys.appendingPathComponent("a.key"), to: directory.appending("aside"))
+        #expect(throws: (any Error).self) { try store.advanceCounter(mechanismUUID: mechanism.mechanismUUID) }
+        #expect(!store.setMechanism(mechanism: Mechanism(issuer: "Mail", accountName: "ann", type: .totp, secret: "JBSWY3DPEHPK3PXP")))
+        #expect(throws: (any Error).self) { try store.sealCompanion(Data("x".utf8)) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keys.path).filter { !$0.hasPrefix(".") }.isEmpty, "no key was made")
+    }
+
     @Test("four writers raising one ledger at once (each lock its own descriptor, as processes have) lose none of each other's counters")
     func concurrentRaises() async throws {
         let directory = TemporaryDirectory()

@@ -88,6 +88,9 @@ extension TPMKeyStoreTests {
         #expect(try await Self.store(keys, own).createKey(for: "b").id == 1, "the TPM of the first seal seals again")
         #expect(TrustedPlatformModule(tcti: "swtpm:host=127.0.0.1,port=2321").isNetworkTCTI)
         #expect(TrustedPlatformModule(tcti: "mssim").isNetworkTCTI && TrustedPlatformModule(tcti: "swtpm:").isNetworkTCTI)
+        // A path beside a host or port still reaches TCP (found by the attack review).
+        #expect(TrustedPlatformModule(tcti: "swtpm:path=/x,host=127.0.0.1,port=2321").isNetworkTCTI)
+        #expect(TrustedPlatformModule(tcti: "SWTPM:port=2321").isNetworkTCTI)
         #expect(!TrustedPlatformModule(tcti: own.tcti).isNetworkTCTI && !TrustedPlatformModule(tcti: "device:/dev/tpmrm0").isNetworkTCTI)
         #expect(!TrustedPlatformModule(tcti: nil).isNetworkTCTI)
         ReliabilityReport.record("R13", "another TPM (standing for a listener on a network TCTI's port) asked to seal in a directory",

@@ -160,6 +160,10 @@ public enum DefaultAuthenticatorStorage {
 
     /// Opens the default storage in `directory` (default: `DataDirectory.default`).
     ///
+    /// A key move a killed process left is finished or undone first (``keyMove(in:tpmPIN:passphrase:)``),
+    /// and the client holds the directory's key-move lock shared for as long as it lives: a key
+    /// move waits for it (at most `KeyMove.patience`), so the key never leaves from under it.
+    ///
     /// - Parameters:
     ///   - directory: The data directory; `DataDirectory.default` when `nil`.
     ///   - logger: Receives the key store choice and warnings.
@@ -181,10 +185,16 @@ public enum DefaultAuthenticatorStorage {
             logger.warning("an interrupted key move could not be finished yet; the next open tries again",
                            metadata: ["directory": "\(directory.path)", "reason": "\(error)"])
         }
+        // Held from before the record is read until the client goes: no key move takes the key
+        // away from under it (a command sealing with a key that was just moved would make a
+        // second one).
+        let hold = try SyncBridge.run { try await move.holdAgainstMoves() }
         let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN,
                                                       passphrase: passphrase)
-        return try SQLiteStorageClient(
+        let client = try SQLiteStorageClient(
             path: databaseURL(in: directory).path,
             encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)
+        client.keep(hold)
+        return client
     }
 }

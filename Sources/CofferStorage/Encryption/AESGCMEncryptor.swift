@@ -23,11 +23,24 @@ public struct AESGCMEncryptor: Encryptor {
     /// Keys already fetched, by id. A key id never changes meaning (rotation adds new ids), so
     /// opening many envelopes reads each key from the store once.
     private let openingKeys = KeyCache()
+    /// Whether sealing makes the alias's first key when it has none (see
+    /// ``sealingOnlyUnderExistingKeys()``).
+    private var createsKey = true
 
     /// Creates an encryptor that uses the keys of `keyAlias` in `keyStore`.
     public init(keyAlias: String, keyStore: any KeyStore) {
         self.keyAlias = keyAlias
         self.keyStore = keyStore
+    }
+
+    /// This encryptor, except that it never makes a key: with none in the key store, sealing
+    /// fails with ``EnvelopeError/noKeyToSealWith(alias:)``. For a store that already holds data
+    /// sealed under a key: a key that went missing (moved away by another process) must not be
+    /// replaced by a new one, which would leave the store under two keys.
+    package func sealingOnlyUnderExistingKeys() -> AESGCMEncryptor {
+        var copy = self
+        copy.createsKey = false
+        return copy
     }
 
     public func encrypt(data: Data) async throws -> Data {
@@ -36,6 +49,7 @@ public struct AESGCMEncryptor: Encryptor {
             if let primary = try await keyStore.primaryKey(for: keyAlias) {
                 key = primary
             } else {
+                guard createsKey else { throw EnvelopeError.noKeyToSealWith(alias: keyAlias) }
                 key = try await keyStore.createKey(for: keyAlias)
             }
             let header = SealedEnvelope.header(keyID: key.id)

@@ -41,6 +41,9 @@ public enum EnvelopeError: Error, Sendable, Equatable {
     case unknownKey(alias: String, keyID: UInt32)
     /// The authentication tag did not verify: wrong key, or the data was changed.
     case authenticationFailed
+    /// The key store holds no key for `alias` to seal with, and the encryptor was told to make
+    /// none: the key was removed or moved away since the data it keeps was sealed.
+    case noKeyToSealWith(alias: String)
 }
 
 extension EncryptorError: LocalizedError {
@@ -79,6 +82,9 @@ extension EnvelopeError: LocalizedError {
             return "the key store has no key \(keyID) for '\(alias)'; the key was deleted or the data comes from another key store"
         case .authenticationFailed:
             return "authentication failed: the data was changed, or it was sealed with a different key"
+        case .noKeyToSealWith(let alias):
+            return "the key store no longer holds a key for '\(alias)', and a new one would leave the data under two keys; "
+                + "restore the key (coffer doctor says where it should be)"
         }
     }
 }

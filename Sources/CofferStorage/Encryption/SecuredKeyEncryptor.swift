@@ -68,6 +68,12 @@ public struct SecuredKeyEncryptor: Encryptor {
         self.backing = backing
     }
 
+    /// This encryptor, except that it never makes a key (``AESGCMEncryptor``'s
+    /// `sealingOnlyUnderExistingKeys()`).
+    package func sealingOnlyUnderExistingKeys() -> SecuredKeyEncryptor {
+        SecuredKeyEncryptor(sealer: sealer.sealingOnlyUnderExistingKeys(), backing: backing)
+    }
+
     /// An encryptor with `keyAlias`, or the reason the keyring cannot be used when no TPM can be
     /// either.
     ///

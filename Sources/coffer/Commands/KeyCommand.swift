@@ -250,6 +250,9 @@ struct KeyCommand: AsyncParsableCommand {
                 let recorded = try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)
                 if recorded == .tpm || to == .tpm { TPMNetworkWarning.warnIfNetwork() }
                 if let recorded, recorded == to.location {
+                    guard try await KeyCommand.store(recorded, in: directory).keyRing(for: DefaultAuthenticatorStorage.keyAlias) != nil else {
+                        throw KeyMove.Failure.keyMissing(recorded)
+                    }
                     // Copies a move before this version left where the record does not say the
                     // key is (a key file in the clear beside a sealed key) go now.
                     var removed: [String] = []
@@ -266,8 +269,9 @@ struct KeyCommand: AsyncParsableCommand {
                     return
                 }
                 let target = try target(in: directory)
+                let outcome: KeyMove.Outcome
                 do {
-                    try await move.move(to: to.location, into: target) { copy in
+                    outcome = try await move.move(to: to.location, into: target) { copy in
                         // The store must open with the moved key before anything is removed.
                         let check = try SQLiteStorageClient(
                             path: DefaultAuthenticatorStorage.databaseURL(in: directory).path,
@@ -281,6 +285,11 @@ struct KeyCommand: AsyncParsableCommand {
                     throw CommandFailure("there is no key yet; coffer add makes one")
                 }
                 print("Moved the key to \(try KeyCommand.describe(to.location, in: directory)); nothing was sealed again.")
+                if outcome.keptIn == .secretService {
+                    print("The OS keyring keeps its copy: it is one item for all your data directories (service org.coffer.keys, alias "
+                        + "\(DefaultAuthenticatorStorage.keyAlias)). If no other directory uses it, remove it: "
+                        + "secret-tool clear service org.coffer.keys alias \(DefaultAuthenticatorStorage.keyAlias)")
+                }
             }
         }
     }

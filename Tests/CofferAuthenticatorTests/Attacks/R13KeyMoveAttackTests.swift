@@ -51,6 +51,8 @@ struct R13KeyMoveAttackTests {
           \(direction.usesKeyring ? "secret-tool clear service org.coffer.keys alias org.coffer.authenticator 2> /dev/null" : ":")
           echo "otpauth://totp/Mail:ann?secret=$SECRET&issuer=Mail" | "$COFFER" add - > /dev/null 2>&1 || { echo "setup: add failed"; exit 1; }
           [ "$(place)" = "$FROM" ] || "$COFFER" key move --to $FROM > /dev/null 2>&1 || { echo "setup: move to $FROM failed"; exit 1; }
+          # A move out of the keyring leaves its item (every data directory's); clear it, as the move says to.
+          \(direction.usesKeyring ? #"[ "$FROM" = keyring ] || secret-tool clear service org.coffer.keys alias org.coffer.authenticator 2> /dev/null"# : ":")
           [ "$(copies)" = "$FROM" ] || { echo "setup: copies $(copies)"; exit 1; }
         }
         calls="rename unlink\(direction.usesKeyring ? " sendmsg" : "")"
@@ -91,7 +93,12 @@ struct R13KeyMoveAttackTests {
             let (recorded, now) = (fields[2], fields[3])
             states.insert("\(fields[1])→\(now)")
             #expect(recorded == direction.from || recorded == direction.to, "\(line)")
-            #expect(now == "[\(recorded)]", "the key is where the record says and nowhere else: \(line)")
+            // The keyring is every data directory's: a move never deletes from it (KeyMove.sharedPlaces),
+            // so it may keep a copy; in the data directory the key is only where the record says.
+            let inDirectory = now.dropFirst().dropLast().split(separator: " ").filter { $0 != "keyring" }
+            #expect(inDirectory == (recorded == "keyring" ? [] : [Substring(recorded)]),
+                    "the key is where the record says and nowhere else in the directory: \(line)")
+            if recorded == "keyring" { #expect(now.contains("keyring"), "\(line)") }
             #expect(fields[4] == "none" && fields[5] == "ok" && fields[6] == "0", "no journal, the same code, doctor content: \(line)")
         }
         // The window the review found was reached: both copies present when killed.
@@ -101,6 +108,97 @@ struct R13KeyMoveAttackTests {
         ReliabilityReport.record("R13", "key move \(direction.from) → \(direction.to) killed (SIGKILL) before each rename, unlink"
                                  + (direction.usesKeyring ? " and keyring call" : ""), tried: "\(kills.count) kills",
                                  outcome: "key only where recorded after the next command: \(kills.count) of \(kills.count)")
+    }
+
+    /// Found by the attack review of the fix: a command that had read where the key is, then
+    /// paused before its write while `key move` took the key away, sealed under a new key.
+    @Test("a key move waits for a command that is using the key: no second key, every record opens")
+    func moveRacingCode() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+                set -u
+                export COFFER_KEY_PASSWORD=correct-horse-battery
+                echo '\(TrashToolTests.hotp)' | "$COFFER" add - > /dev/null 2>&1 || exit 10
+                "$COFFER" key move --to passphrase > /dev/null || exit 11
+                # code pauses 3 s at its first database write, holding what it read.
+                strace -f -qq -o /dev/null -e trace=pwrite64 -e inject=pwrite64:delay_enter=3000000:when=1 \
+                  "$COFFER" code bank --raw > "$SCRATCH/code" 2>&1 &
+                sleep 1
+                start=$(date +%s%N)
+                "$COFFER" key move --to file > /dev/null 2>&1; echo "move=$? after $(( ($(date +%s%N) - start) / 1000000 )) ms"
+                wait
+                cat "$SCRATCH/code"
+                ls "$COFFER_HOME/keys" | grep -v '^[.]' | tr '\n' ' '; echo
+                "$COFFER" code bank --raw; echo "code=$?"
+                """],
+            environment: ["COFFER": try CofferProcess.executable.path, "SCRATCH": scratch.url.path, "COFFER_HOME": scratch.appending("home").path],
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
+        let out = result.stdout
+        #expect(out.contains("move=0"), "\(out) \(result.stderr)")
+        let waited = Int(out.components(separatedBy: "after ").last?.split(separator: " ").first ?? "") ?? 0
+        #expect(waited >= 1000, "the move waited for the command that was using the key: \(out)")
+        #expect(out.contains("755224\norg.coffer.authenticator.key \n287082\ncode=0"), "one key, in the file; the codes go on: \(out)")
+    }
+
+    /// Found by the attack review of the fix: every data directory shares the keyring's one key
+    /// item, and a move out of the keyring in one directory deleted the key of another.
+    @Test("moving one directory's key out of the keyring leaves the item another directory uses; no other directory calls it a stray copy")
+    func sharedKeyringItem() async throws {
+        let result = try await PrivateSession.run("""
+            set -u
+            for d in d1 d2; do
+              echo 'otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail' | COFFER_HOME="$SCRATCH/$d" "$COFFER" add - > /dev/null 2>&1 || exit 10
+            done
+            echo "records=$(cat "$SCRATCH"/d1/authenticator.keystore "$SCRATCH"/d2/authenticator.keystore | tr '\n' ' ')"
+            COFFER_HOME="$SCRATCH/d2" "$COFFER" key move --to file
+            COFFER_HOME="$SCRATCH/d1" "$COFFER" code mail --at @0 --raw; echo "d1=$?"
+            COFFER_HOME="$SCRATCH/d2" "$COFFER" code mail --at @0 --raw; echo "d2=$?"
+            (unset DBUS_SESSION_BUS_ADDRESS; echo 'otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail' \
+              | COFFER_HOME="$SCRATCH/d3" "$COFFER" add - > /dev/null 2>&1) || exit 11
+            COFFER_HOME="$SCRATCH/d3" "$COFFER" doctor | grep 'key copies'
+            # A journal naming the keyring, crafted or left by a killed move, deletes nothing there.
+            echo 'file secret-service' > "$SCRATCH/d3/authenticator.keystore.move"; chmod 600 "$SCRATCH/d3/authenticator.keystore.move"
+            COFFER_HOME="$SCRATCH/d3" "$COFFER" list > /dev/null 2>&1
+            COFFER_HOME="$SCRATCH/d1" "$COFFER" code mail --at @0 --raw; echo "d1-after-journal=$?"
+            """, keyring: true, deadline: .seconds(120))
+        let out = result.stdout
+        #expect(out.contains("records=secret-service secret-service"), "\(out) \(result.stderr)")
+        #expect(out.contains("The OS keyring keeps its copy") && out.contains("secret-tool clear service org.coffer.keys"), "\(out)")
+        #expect(out.contains("282760\nd1=0\n282760\nd2=0\n"), "both directories still open: \(out)")
+        #expect(out.contains("ok    key copies: the key is only where the record says"), "d3 has no stray copy: \(out)")
+        #expect(out.hasSuffix("282760\nd1-after-journal=0\n"), "\(out)")
+    }
+
+    /// Found by the attack review of the fix: recovery deleted whatever key the journal named.
+    @Test("a journal naming a place that holds a different key deletes nothing there")
+    func journalNamingAnotherKey() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
+                set -u
+                export COFFER_KEY_PASSWORD=correct-horse-battery
+                for d in d1 d2; do
+                  echo 'otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail' | COFFER_HOME="$SCRATCH/$d" "$COFFER" add - > /dev/null 2>&1 || exit 10
+                done
+                COFFER_HOME="$SCRATCH/d2" "$COFFER" key move --to passphrase > /dev/null || exit 11
+                cp -p "$SCRATCH/d2/keys/org.coffer.authenticator.passphrase-key" "$SCRATCH/d1/keys/"
+                sum=$(sha256sum < "$SCRATCH/d1/keys/org.coffer.authenticator.passphrase-key")
+                for journal in 'file passphrase' 'passphrase file'; do
+                  echo "$journal" > "$SCRATCH/d1/authenticator.keystore.move"; chmod 600 "$SCRATCH/d1/authenticator.keystore.move"
+                  COFFER_HOME="$SCRATCH/d1" "$COFFER" doctor > /dev/null 2>&1
+                  [ "$(sha256sum < "$SCRATCH/d1/keys/org.coffer.authenticator.passphrase-key" 2> /dev/null)" = "$sum" ] && echo "kept: $journal"
+                  [ -e "$SCRATCH/d1/keys/org.coffer.authenticator.key" ] && echo "own key: $journal"
+                done
+                COFFER_HOME="$SCRATCH/d1" "$COFFER" code mail --at @0 --raw
+                """],
+            environment: ["COFFER": try CofferProcess.executable.path, "SCRATCH": scratch.url.path],
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND", "COFFER_HOME"])
+        let out = result.stdout
+        #expect(out.contains("kept: file passphrase\nown key: file passphrase\nkept: passphrase file\nown key: passphrase file\n282760\n"),
+                "\(out) \(result.stderr)")
     }
 
     /// The review's exact reproduction, left by a version before the journal: the record says

@@ -28,7 +28,8 @@ extension SQLiteStorageClient {
                 return nil
             }
             if let existing { _ = try sealer.open(existing.sealed, for: existing.field) }
-            let sealed = try sealer.seal("Coffer key check", for: Self.keyCheckField)
+            // The store's first seal: the one place a key may be made.
+            let sealed = try FieldSealer(encryptor: encryptor).seal("Coffer key check", for: Self.keyCheckField)
             try database.write { db in
                 try db.execute(sql: "INSERT INTO keyCheck (id, sealed) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", arguments: [sealed])
             }
@@ -105,7 +106,7 @@ extension SQLiteStorageClient {
     ///   the encryptor's error when sealing fails.
     public func sealCompanion(_ data: Data) throws -> Data {
         try requireKey()
-        let encryptor = self.encryptor
+        let encryptor = sealer.encryptor
         return try SyncBridge.run { try await encryptor.encrypt(data: data) }
     }
 

@@ -37,6 +37,14 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     /// Whether the key opens the store's key check: not known until something needs it (see
     /// ``keyProblem``), so a command that only reads pays nothing for it.
     let keyState: Mutex<KeyState>
+    /// Locks held as long as the client lives (``DefaultAuthenticatorStorage``'s hold against
+    /// key moves).
+    private let heldLocks = Mutex<[FileLock.Held]>([])
+
+    /// Keeps `held` until the client is released.
+    package func keep(_ held: FileLock.Held) {
+        heldLocks.withLock { $0.append(held) }
+    }
 
     /// The encryptor this client seals with. What else belongs with these accounts (a trash,
     /// the HOTP counter ledger) is sealed through ``sealCompanion(_:)``, which checks the key
@@ -54,10 +62,22 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     public init(path: String, encryptor: any Encryptor, logger: Logger = Logger(label: "org.coffer.authenticator.sqlite")) throws {
         self.path = path
         self.encryptor = encryptor
-        self.sealer = FieldSealer(encryptor: encryptor)
+        // Everything but the first key check seals only under a key that exists: a key that
+        // goes missing while the client is open (moved away by another process) is never
+        // replaced by a new one.
+        self.sealer = FieldSealer(encryptor: Self.sealingOnlyUnderExistingKeys(encryptor))
         self.diagnostics = ClientDiagnostics(logger: logger, store: path)
         database = try SQLiteDatabaseFile.open(path: path, migrator: SQLiteSchema.migrator)
         keyState = Mutex(.unchecked)
+    }
+
+    /// `encryptor`, never making a key, when it is one of Coffer's key-store encryptors.
+    static func sealingOnlyUnderExistingKeys(_ encryptor: any Encryptor) -> any Encryptor {
+        switch encryptor {
+        case let aes as AESGCMEncryptor: aes.sealingOnlyUnderExistingKeys()
+        case let secured as SecuredKeyEncryptor: secured.sealingOnlyUnderExistingKeys()
+        default: encryptor
+        }
     }
 
     /// Why nothing can be sealed now, or `nil`: the encryptor's key does not open the store's

@@ -40,13 +40,36 @@ public struct FileLock: Sendable {
     /// sleeps a little, up to 50 ms at a time), for async code whose threads must not be held
     /// up by another process. The lock is held until ``Held/release()``.
     public func exclusive() async throws -> Held {
-        let fd = try openChecked(LOCK_EX)!
+        try await held(LOCK_EX, waitingAtMost: nil)!
+    }
+
+    /// Takes the lock exclusively as ``exclusive()`` does, giving up after `limit`: `nil` when
+    /// another holder kept it that long.
+    public func exclusive(waitingAtMost limit: Duration) async throws -> Held? {
+        try await held(LOCK_EX, waitingAtMost: limit)
+    }
+
+    /// Takes the lock shared with other holders of a shared lock (never with an exclusive one),
+    /// without blocking a thread while it waits, until ``Held/release()``. Where the lock file
+    /// cannot be created (a read-only directory or medium), nothing can take it exclusively
+    /// either: a released ``Held`` is returned.
+    public func shared() async throws -> Held {
+        try await held(LOCK_SH, waitingAtMost: nil)!
+    }
+
+    private func held(_ mode: Int32, waitingAtMost limit: Duration?) async throws -> Held? {
+        guard let fd = try openChecked(mode) else { return Held(nil) }
+        let deadline = limit.map { ContinuousClock.now + $0 }
         var pause: Duration = .milliseconds(1)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while flock(fd, mode | LOCK_NB) != 0 {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR else {
                 close(fd)
                 throw StorageError.io(operation: "lock", path: path, code: code)
+            }
+            if let deadline, ContinuousClock.now >= deadline {
+                close(fd)
+                return nil
             }
             do {
                 try await Task.sleep(for: pause)
@@ -63,7 +86,7 @@ public struct FileLock: Sendable {
     public final class Held: Sendable {
         private let fd: Mutex<Int32?>
 
-        init(_ fd: Int32) {
+        init(_ fd: Int32?) {
             self.fd = Mutex(fd)
         }
 

@@ -19,8 +19,18 @@ import Foundation
 /// names the new place, the old copy is deleted (the move is finished); when it still names the
 /// old one, the new copy is deleted (the move is rolled back). Either way no copy of the key is
 /// left where the record does not say it is — a key file in the clear beside a
-/// passphrase-sealed key, say. ``strayCopies(among:)`` finds copies no journal explains (left
-/// by a version of Coffer before this one) for `coffer doctor`.
+/// passphrase-sealed key, say. A copy is deleted only once it is shown to be the same key ring
+/// as the one kept: a different key a journal names (crafted, or another directory's) stays.
+/// ``strayCopies(among:)`` finds copies no journal explains (left by a version of Coffer
+/// before this one) for `coffer doctor`.
+///
+/// The OS keyring is one place for every data directory of the user (its key items are named
+/// by alias only), so a move never deletes a key from it: moving out of the keyring leaves the
+/// item there (``Outcome/keptIn``), for the caller to say so.
+///
+/// Commands that use the key hold the lock shared (``holdAgainstMoves()``) from before they read
+/// the record until they are done, so a move never takes the key away from under a command that
+/// is about to seal with it (which would then make a second key).
 public struct KeyMove: Sendable {
     /// The data directory.
     public let directory: URL
@@ -49,6 +59,17 @@ public struct KeyMove: Sendable {
         public let to: KeyStoreSelection.Location
     }
 
+    /// The places shared by every data directory, never deleted from by a move.
+    public static let sharedPlaces: Set<KeyStoreSelection.Location> = [.secretService]
+
+    /// What ``move(to:into:verify:)`` did.
+    public struct Outcome: Sendable, Equatable {
+        /// Where the key was.
+        public let from: KeyStoreSelection.Location
+        /// A shared place the key was left in as well (the keyring), or `nil`.
+        public let keptIn: KeyStoreSelection.Location?
+    }
+
     /// What ``finishInterrupted()`` did.
     public enum Recovery: Sendable, Equatable {
         /// The record named the new place: the copy left in the old one was deleted.
@@ -59,8 +80,12 @@ public struct KeyMove: Sendable {
 
     /// Why a move cannot go on, or a journal cannot be read.
     public enum Failure: Error, Sendable, LocalizedError {
-        /// There is no key to move yet.
+        /// There is no key yet.
         case noKey
+        /// The record names `place`, which holds no key (its file moved aside, say).
+        case keyMissing(KeyStoreSelection.Location)
+        /// Another command held the store for longer than a move waits: `seconds`.
+        case busy(seconds: Int)
         /// The key is already where it was asked to go.
         case alreadyThere(KeyStoreSelection.Location)
         /// The journal names places the record is at neither of: left as it is for a person.
@@ -73,6 +98,12 @@ public struct KeyMove: Sendable {
             switch self {
             case .noKey:
                 "There is no key yet; the first account added makes one."
+            case .keyMissing(let place):
+                "The record says the key is in \(place.rawValue), which holds none: restore it there from a backup "
+                    + "(coffer doctor says what is missing). Nothing was moved."
+            case .busy(let seconds):
+                "Another command kept using the accounts for \(seconds) s (a `coffer code --watch`, or an app): stop it, "
+                    + "then move the key. Nothing was moved."
             case .alreadyThere(let location):
                 "The key is already in \(location.rawValue)."
             case let .inconsistent(journal, recorded, interrupted):
@@ -99,12 +130,28 @@ public struct KeyMove: Sendable {
         return Interrupted(from: from, to: to)
     }
 
-    /// Runs `body` holding the directory's move lock, which every move and every recovery takes.
+    private var lock: FileLock { FileLock(path: directory.appendingPathComponent(".key-move.lock").path) }
+
+    /// How long a move or a recovery waits for commands using the store to finish.
+    public static let patience: Duration = .seconds(10)
+
+    /// Runs `body` holding the directory's move lock exclusively, which every move and every
+    /// recovery takes.
     private func locked<R>(_ body: () async throws -> R) async throws -> R {
         try FileTrust.prepareDirectory(directory)
-        let held = try await FileLock(path: directory.appendingPathComponent(".key-move.lock").path).exclusive()
+        guard let held = try await lock.exclusive(waitingAtMost: Self.patience) else {
+            throw Failure.busy(seconds: Int(Self.patience.components.seconds))
+        }
         defer { held.release() }
         return try await body()
+    }
+
+    /// Holds the move lock shared until the result is released: no move starts meanwhile (one
+    /// under way is waited for). A command takes it before it reads where the key is and keeps
+    /// it until it is done. Call ``finishInterrupted()`` first, not while holding this.
+    public func holdAgainstMoves() async throws -> FileLock.Held {
+        try FileTrust.prepareDirectory(directory)
+        return try await lock.shared()
     }
 
     /// Finishes or rolls back a move a killed process left (see the type's discussion); `nil`
@@ -125,16 +172,24 @@ public struct KeyMove: Sendable {
         let recovery: Recovery
         switch recorded {
         case pending.to?:
-            try await stores(pending.from).deleteKeys(for: alias)
+            try await deleteCopy(in: pending.from, keeping: pending.to)
             recovery = .finished(pending)
         case pending.from?:
-            try await stores(pending.to).deleteKeys(for: alias)
+            try await deleteCopy(in: pending.to, keeping: pending.from)
             recovery = .rolledBack(pending)
         default:
             throw Failure.inconsistent(journal: journal.path, recorded: recorded, pending)
         }
         try journal.remove()
         return recovery
+    }
+
+    /// Deletes the key ring in `place` when it is the one `kept` holds (a copy the move made or
+    /// left); a different one, or one in a shared place, stays.
+    private func deleteCopy(in place: KeyStoreSelection.Location, keeping kept: KeyStoreSelection.Location) async throws {
+        guard !Self.sharedPlaces.contains(place), let copy = try await stores(place).keyRing(for: alias) else { return }
+        guard let original = try await stores(kept).keyRing(for: alias), original.serialized() == copy.serialized() else { return }
+        try await stores(place).deleteKeys(for: alias)
     }
 
     /// Moves the key to `location`, whose key store is `target` (made with what it needs: a new
@@ -146,13 +201,13 @@ public struct KeyMove: Sendable {
     ///   `verify`'s error, after the copy was deleted again (the key stays where it was).
     @discardableResult
     public func move(to location: KeyStoreSelection.Location, into target: any KeyRingStore,
-                     verify: @Sendable (any KeyRingStore) async throws -> Void) async throws -> KeyStoreSelection.Location {
+                     verify: @Sendable (any KeyRingStore) async throws -> Void) async throws -> Outcome {
         try await locked {
             try await recoverLocked()
             guard let from = try KeyStoreSelection.recordedLocation(in: directory, record: record) else { throw Failure.noKey }
             guard from != location else { throw Failure.alreadyThere(from) }
             let source = stores(from)
-            guard let ring = try await source.keyRing(for: alias) else { throw Failure.noKey }
+            guard let ring = try await source.keyRing(for: alias) else { throw Failure.keyMissing(from) }
             // Another key ring where the key is going is never replaced, nor deleted by a rollback.
             let existing = try await target.keyRing(for: alias)
             if let existing, existing.serialized() != ring.serialized() {
@@ -163,22 +218,25 @@ public struct KeyMove: Sendable {
                 if existing == nil { try await target.insertKeyRing(ring, for: alias) }
                 try await verify(target)
             } catch {
-                // Rolled back now; if this fails too, the journal makes the next open do it.
-                try? await target.deleteKeys(for: alias)
+                // Rolled back now (a shared place keeps what it had); if this fails too, the
+                // journal makes the next open do it.
+                if !Self.sharedPlaces.contains(location) { try? await target.deleteKeys(for: alias) }
                 try? journal.remove()
                 throw error
             }
             try RecordFile(directory.appendingPathComponent(record)).write(location.rawValue)
-            try await source.deleteKeys(for: alias)
+            let shared = Self.sharedPlaces.contains(from)
+            if !shared { try await source.deleteKeys(for: alias) }
             try journal.remove()
-            return from
+            return Outcome(from: from, keptIn: shared ? from : nil)
         }
     }
 
-    /// The places other than the recorded one that hold a copy of the key while no move is under
+    /// The places other than the recorded one that hold keys for the alias while no move is under
     /// way: left by a move a version of Coffer before this one interrupted, or copied by hand.
-    /// Places that cannot be asked now (the keyring not answering) are left out.
-    public func strayCopies(among places: [KeyStoreSelection.Location] = [.file, .tpm, .passphrase, .secretService]) async throws
+    /// By default the places in this directory (the keyring is every directory's, so keys there
+    /// may be another directory's). Places that cannot be asked now are left out.
+    public func strayCopies(among places: [KeyStoreSelection.Location] = [.file, .tpm, .passphrase]) async throws
         -> [KeyStoreSelection.Location] {
         guard try interrupted() == nil,
               let recorded = try KeyStoreSelection.recordedLocation(in: directory, record: record) else { return [] }

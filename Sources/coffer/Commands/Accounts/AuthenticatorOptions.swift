@@ -135,7 +135,9 @@ extension AuthenticatorOptions {
     /// cannot be done now (the keyring not answering), says where the leftover copy is. The
     /// command goes on either way: the key is where the record says.
     static func finishInterruptedKeyMove(in directory: URL) {
-        let move = DefaultAuthenticatorStorage.keyMove(in: directory)
+        // The key stores can ask for a PIN or passphrase: a copy is deleted only once it is
+        // shown to be the same key as the one kept.
+        let move = DefaultAuthenticatorStorage.keyMove(in: directory, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask)
         do {
             if let recovery = try SyncBridge.run({ try await move.finishInterrupted() }) {
                 StandardStreams.note("coffer: note: \(KeyCommand.describe(recovery))")

@@ -66,11 +66,13 @@ public struct TrustedPlatformModule: Sendable {
     /// user can listen on that port while the TPM is down and answer the first seal.
     public var isNetworkTCTI: Bool {
         guard let tcti else { return false }
-        let parts = tcti.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let parts = tcti.lowercased().split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = parts[0], configuration = parts.count > 1 ? parts[1] : ""
         // `swtpm`, `mssim`, or their libraries' names (libtss2-tcti-swtpm.so.0).
         guard name.contains("swtpm") || name.contains("mssim") else { return false }
-        return !configuration.contains("path=")
+        // Without a socket path, or with a host or port beside one (tpm2-tss then uses TCP).
+        let keys = configuration.split(separator: ",").map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" }
+        return !keys.contains("path") || keys.contains("host") || keys.contains("port")
     }
 
     /// The storage key a directory's first seal was made under: its persistent handle (0 for
