@@ -161,6 +161,29 @@ struct TPMToolTests {
         #expect(out.contains("FAIL  TPM connection: COFFER_TPM_TCTI (swtpm:host=127.0.0.1,port=9) reaches the TPM over TCP"), "\(out)")
     }
 
+    /// Found by the second review of issue 30: with no TCTI named and no TPM device, tpm2-tss
+    /// went on to a software TPM on localhost TCP port 2321, which any local user can run.
+    @Test("R13: with COFFER_TPM_TCTI unset and no TPM device, a software TPM listening on localhost:2321 is never used",
+          .enabled(if: !FileManager.default.fileExists(atPath: "/dev/tpmrm0") && !FileManager.default.fileExists(atPath: "/dev/tpm0")))
+    func noFallbackToTCP() async throws {
+        let tpm = try await SoftwareTPM.start()
+        defer { tpm.remove() }
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            mkdir -p "$SCRATCH/listener"
+            swtpm socket --tpm2 --tpmstate dir="$SCRATCH/listener" --server type=tcp,port=2321,bindaddr=127.0.0.1 \
+              --ctrl type=tcp,port=2322,bindaddr=127.0.0.1 --flags not-need-init,startup-clear --daemon --pid file="$SCRATCH/listener/pid" || exit 9
+            echo 'otpauth://totp/Deno:Mason?secret=4SJHB4GSD43FZBAI7C2HLRJGPQ&issuer=Deno' | "$COFFER" add - > /dev/null 2>&1 || exit 10
+            unset COFFER_TPM_TCTI
+            "$COFFER" key move --to tpm 2>&1; echo "status=$?"
+            echo "record=$(cat "$COFFER_HOME/authenticator.keystore")"
+            kill "$(cat "$SCRATCH/listener/pid")"
+            """, tpm: tpm, scratch: scratch)
+        let out = result.stdout
+        #expect(out.contains("No TPM can be used here") && out.contains("status=69") && out.contains("record=file"), "\(out) \(result.stderr)")
+    }
+
     @Test("tpm2-tss logging asked for in the environment writes nothing: the unsealed key never reaches a log")
     func tssLoggingStaysOff() async throws {
         let tpm = try await SoftwareTPM.start()

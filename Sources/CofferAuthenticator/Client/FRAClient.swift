@@ -178,12 +178,27 @@ public enum DefaultAuthenticatorStorage {
         // copy of the key stays where the record does not say it is.
         let move = keyMove(in: directory, tpmPIN: tpmPIN, passphrase: passphrase)
         do {
-            if let recovery = try SyncBridge.run({ try await move.finishInterrupted() }) {
+            // A short wait: the journal may be a move's under way, which then finishes it itself.
+            if let recovery = try SyncBridge.run({ try await move.finishInterrupted(waitingAtMost: .milliseconds(300)) }) {
                 logger.notice("finished an interrupted key move", metadata: ["directory": "\(directory.path)", "recovery": "\(recovery)"])
             }
         } catch {
             logger.warning("an interrupted key move could not be finished yet; the next open tries again",
                            metadata: ["directory": "\(directory.path)", "reason": "\(error)"])
+        }
+        // The first use chooses where the key lives and makes the first key, under the move lock
+        // held exclusively: two first commands at once (one in a session that reaches the
+        // keyring, one that does not) agree on one place and one key.
+        if try recordedKeyLocation(in: directory) == nil {
+            try SyncBridge.run {
+                try await move.exclusively {
+                    let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN,
+                                                                  passphrase: passphrase)
+                    let first = try SQLiteStorageClient(path: databaseURL(in: directory).path,
+                                                        encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)
+                    _ = first.keyProblem  // makes the key check, and so the key, unless the store has one
+                }
+            }
         }
         // Held from before the record is read until the client goes: no key move takes the key
         // away from under it (a command sealing with a key that was just moved would make a

@@ -11,9 +11,13 @@ extension DoctorCommand {
         do {
             if let pending = try move.interrupted() {
                 do {
-                    if let recovery = try await move.finishInterrupted() {
+                    if let recovery = try await move.finishInterrupted(waitingAtMost: .seconds(1)) {
                         report(.note, "key move", "one was interrupted; \(KeyCommand.describe(recovery))")
                     }
+                } catch KeyMove.Failure.busy {
+                    report(.fail, "key move", "one from \(pending.from.rawValue) to \(pending.to.rawValue) is under way, or was interrupted "
+                        + "while another command uses the accounts (a coffer code --watch?): stop it, and the next command finishes the move")
+                    return
                 } catch {
                     report(.fail, "key move", "the move from \(pending.from.rawValue) to \(pending.to.rawValue) was interrupted and cannot be "
                         + "finished now (\((error as? LocalizedError)?.errorDescription ?? "\(error)")): a copy of the key stays where the "

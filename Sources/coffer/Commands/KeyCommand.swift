@@ -24,11 +24,17 @@ struct KeyCommand: AsyncParsableCommand {
 
     /// What finishing an interrupted key move did, in words.
     static func describe(_ recovery: KeyMove.Recovery) -> String {
-        switch recovery {
-        case .finished(let move):
-            "finished the key move to \(move.to.rawValue) that was interrupted: the copy left in \(move.from.rawValue) was removed"
-        case .rolledBack(let move):
-            "undid the key move to \(move.to.rawValue) that was interrupted before it was recorded: the key stays in \(move.from.rawValue)"
+        let move = recovery.move, place = recovery.place.rawValue
+        let what = recovery.finished
+            ? "finished the key move to \(move.to.rawValue) that was interrupted"
+            : "undid the key move to \(move.to.rawValue) that was interrupted before it was recorded (the key stays in \(move.from.rawValue))"
+        switch recovery.copy {
+        case .deleted: return "\(what): the copy in \(place) was removed"
+        case .absent: return "\(what)"
+        case .keptShared:
+            return "\(what); the OS keyring keeps its copy, one item for all your data directories: if no other directory uses it, "
+                + "remove it with secret-tool clear service org.coffer.keys alias \(DefaultAuthenticatorStorage.keyAlias)"
+        case .keptDifferent: return "\(what); \(place) holds another key than the store's, left as it is"
         }
     }
 

@@ -10,7 +10,7 @@ enum TPMNetworkWarning {
     /// The words, when `tpm` is reached over the network; `nil` otherwise.
     static func words(for tpm: TrustedPlatformModule = .fromEnvironment()) -> String? {
         guard tpm.isNetworkTCTI, let tcti = tpm.tcti else { return nil }
-        return "COFFER_TPM_TCTI (\(TerminalText.escaped(tcti))) reaches the TPM over TCP: any local user can listen on that port while "
+        return "COFFER_TPM_TCTI (\(TerminalText.escaped(tcti))) reaches the TPM over TCP or through a command: any local user can listen on that port while "
             + "the TPM is down and answer in its place; outside tests use /dev/tpmrm0 or a Unix socket (swtpm:path=…)"
     }
 

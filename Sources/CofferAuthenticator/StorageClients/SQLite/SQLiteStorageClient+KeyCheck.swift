@@ -33,6 +33,11 @@ extension SQLiteStorageClient {
             try database.write { db in
                 try db.execute(sql: "INSERT INTO keyCheck (id, sealed) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", arguments: [sealed])
             }
+            // Another process may have made its key check first, under another key: the one kept
+            // is the one that counts.
+            if let kept = try database.read({ try Data.fetchOne($0, sql: "SELECT sealed FROM keyCheck WHERE id = 1") }), kept != sealed {
+                _ = try sealer.open(kept, for: Self.keyCheckField)
+            }
             return nil
         } catch {
             return error

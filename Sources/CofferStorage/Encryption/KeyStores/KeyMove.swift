@@ -14,7 +14,7 @@ import Foundation
 /// 5. the key is deleted from the old place;
 /// 6. the journal is removed.
 ///
-/// ``finishInterrupted()`` (which `DefaultAuthenticatorStorage.open` and
+/// ``finishInterrupted(waitingAtMost:)`` (which `DefaultAuthenticatorStorage.open` and
 /// ``move(to:into:verify:)`` call first) reads a journal a killed move left: when the record
 /// names the new place, the old copy is deleted (the move is finished); when it still names the
 /// old one, the new copy is deleted (the move is rolled back). Either way no copy of the key is
@@ -70,12 +70,30 @@ public struct KeyMove: Sendable {
         public let keptIn: KeyStoreSelection.Location?
     }
 
-    /// What ``finishInterrupted()`` did.
-    public enum Recovery: Sendable, Equatable {
-        /// The record named the new place: the copy left in the old one was deleted.
-        case finished(Interrupted)
-        /// The record still named the old place: the copy made in the new one was deleted.
-        case rolledBack(Interrupted)
+    /// What ``finishInterrupted(waitingAtMost:)`` did.
+    public struct Recovery: Sendable, Equatable {
+        /// Whether the record named the new place (the move is finished: the old place's copy
+        /// goes) or still the old one (the move is undone: the new place's copy goes).
+        public let finished: Bool
+        /// The move the journal named.
+        public let move: Interrupted
+        /// What became of the copy that was to go.
+        public let copy: Copy
+
+        /// What became of the copy in the place the key is not recorded in.
+        public enum Copy: Sendable, Equatable {
+            /// Deleted: it was the same key ring as the one kept.
+            case deleted
+            /// There was none.
+            case absent
+            /// Kept: the place is shared by every data directory (the keyring).
+            case keptShared
+            /// Kept: it is not the key ring kept (another key, or one that does not open).
+            case keptDifferent
+        }
+
+        /// The place whose copy was to go.
+        public var place: KeyStoreSelection.Location { finished ? move.from : move.to }
     }
 
     /// Why a move cannot go on, or a journal cannot be read.
@@ -132,23 +150,30 @@ public struct KeyMove: Sendable {
 
     private var lock: FileLock { FileLock(path: directory.appendingPathComponent(".key-move.lock").path) }
 
-    /// How long a move or a recovery waits for commands using the store to finish.
-    public static let patience: Duration = .seconds(10)
+    /// How long a move waits for commands using the store to finish.
+    public static let patience: Duration = .seconds(30)
 
     /// Runs `body` holding the directory's move lock exclusively, which every move and every
-    /// recovery takes.
-    private func locked<R>(_ body: () async throws -> R) async throws -> R {
+    /// recovery takes, waiting at most `limit` for it.
+    private func locked<R>(waitingAtMost limit: Duration = patience, _ body: () async throws -> R) async throws -> R {
         try FileTrust.prepareDirectory(directory)
-        guard let held = try await lock.exclusive(waitingAtMost: Self.patience) else {
-            throw Failure.busy(seconds: Int(Self.patience.components.seconds))
+        guard let held = try await lock.exclusive(waitingAtMost: limit) else {
+            throw Failure.busy(seconds: max(1, Int(limit.components.seconds)))
         }
         defer { held.release() }
         return try await body()
     }
 
+    /// Runs `body` holding the move lock exclusively: for a store's first use, where the key's
+    /// place is chosen and its first key made, so two first commands at once agree on one key
+    /// (the second finds the first's record and key check).
+    public func exclusively<R>(_ body: () async throws -> R) async throws -> R {
+        try await locked(body)
+    }
+
     /// Holds the move lock shared until the result is released: no move starts meanwhile (one
     /// under way is waited for). A command takes it before it reads where the key is and keeps
-    /// it until it is done. Call ``finishInterrupted()`` first, not while holding this.
+    /// it until it is done. Call ``finishInterrupted(waitingAtMost:)`` first, not while holding this.
     public func holdAgainstMoves() async throws -> FileLock.Held {
         try FileTrust.prepareDirectory(directory)
         return try await lock.shared()
@@ -157,13 +182,17 @@ public struct KeyMove: Sendable {
     /// Finishes or rolls back a move a killed process left (see the type's discussion); `nil`
     /// when there was none. Cheap when there is none: one `stat`.
     ///
-    /// - Throws: ``Failure/inconsistent(journal:recorded:_:)`` when the record names neither
-    ///   place; the key store's error when the leftover copy cannot be deleted now (the keyring
-    ///   not answering): the journal stays, and the next open tries again.
+    /// - Parameter limit: How long to wait for the lock: commands pass a short time, since a
+    ///   journal may belong to a move under way, which they then leave to finish.
+    /// - Throws: ``Failure/busy(seconds:)`` when a move is under way (or a command holds the
+    ///   store) for longer than `limit`; ``Failure/inconsistent(journal:recorded:_:)`` when the
+    ///   record names neither place; the key store's error when the leftover copy cannot be
+    ///   deleted now (the keyring not answering): the journal stays, and the next open tries
+    ///   again.
     @discardableResult
-    public func finishInterrupted() async throws -> Recovery? {
+    public func finishInterrupted(waitingAtMost limit: Duration = patience) async throws -> Recovery? {
         guard FileManager.default.fileExists(atPath: journal.path) else { return nil }
-        return try await locked { try await recoverLocked() }
+        return try await locked(waitingAtMost: limit) { try await recoverLocked() }
     }
 
     private func recoverLocked() async throws -> Recovery? {
@@ -172,11 +201,9 @@ public struct KeyMove: Sendable {
         let recovery: Recovery
         switch recorded {
         case pending.to?:
-            try await deleteCopy(in: pending.from, keeping: pending.to)
-            recovery = .finished(pending)
+            recovery = Recovery(finished: true, move: pending, copy: try await deleteCopy(in: pending.from, keeping: pending.to))
         case pending.from?:
-            try await deleteCopy(in: pending.to, keeping: pending.from)
-            recovery = .rolledBack(pending)
+            recovery = Recovery(finished: false, move: pending, copy: try await deleteCopy(in: pending.to, keeping: pending.from))
         default:
             throw Failure.inconsistent(journal: journal.path, recorded: recorded, pending)
         }
@@ -186,10 +213,12 @@ public struct KeyMove: Sendable {
 
     /// Deletes the key ring in `place` when it is the one `kept` holds (a copy the move made or
     /// left); a different one, or one in a shared place, stays.
-    private func deleteCopy(in place: KeyStoreSelection.Location, keeping kept: KeyStoreSelection.Location) async throws {
-        guard !Self.sharedPlaces.contains(place), let copy = try await stores(place).keyRing(for: alias) else { return }
-        guard let original = try await stores(kept).keyRing(for: alias), original.serialized() == copy.serialized() else { return }
+    private func deleteCopy(in place: KeyStoreSelection.Location, keeping kept: KeyStoreSelection.Location) async throws -> Recovery.Copy {
+        guard let copy = try await stores(place).keyRing(for: alias) else { return .absent }
+        guard !Self.sharedPlaces.contains(place) else { return .keptShared }
+        guard let original = try await stores(kept).keyRing(for: alias), original.serialized() == copy.serialized() else { return .keptDifferent }
         try await stores(place).deleteKeys(for: alias)
+        return .deleted
     }
 
     /// Moves the key to `location`, whose key store is `target` (made with what it needs: a new

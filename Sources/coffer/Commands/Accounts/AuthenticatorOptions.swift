@@ -139,9 +139,14 @@ extension AuthenticatorOptions {
         // shown to be the same key as the one kept.
         let move = DefaultAuthenticatorStorage.keyMove(in: directory, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask)
         do {
-            if let recovery = try SyncBridge.run({ try await move.finishInterrupted() }) {
+            if let recovery = try SyncBridge.run({ try await move.finishInterrupted(waitingAtMost: .milliseconds(300)) }) {
                 StandardStreams.note("coffer: note: \(KeyCommand.describe(recovery))")
             }
+        } catch KeyMove.Failure.busy {
+            // A move under way holds the lock, and finishes itself; or a command that uses the
+            // accounts does, and a later command finishes this one.
+            StandardStreams.note("coffer: note: a key move is under way (or was interrupted while another command uses the accounts); "
+                + "it is finished by the first command that can (coffer doctor says)")
         } catch {
             let interrupted = try? move.interrupted()
             StandardStreams.note("coffer: warning: a key move was interrupted"

@@ -12,7 +12,7 @@ extension TrustedPlatformModule {
 
         init(tcti: String?, operation: String) throws(TPMError) {
             var opened: OpaquePointer?
-            let code = tcti.map { coffer_tpm_open($0, &opened) } ?? coffer_tpm_open(nil, &opened)
+            let code = coffer_tpm_open(tcti ?? TrustedPlatformModule.localDevice, &opened)
             guard code == 0, let opened else { throw Self.openError(code) }
             self.handle = opened
             self.operation = operation

@@ -39,7 +39,15 @@ public struct TrustedPlatformModule: Sendable {
     }
 
     /// Where this TPM is, for messages.
-    public var location: String { tcti ?? "the default TPM (/dev/tpmrm0)" }
+    public var location: String { tcti ?? Self.localDevice }
+
+    /// The TCTI used when none is named: the kernel's TPM device, `/dev/tpmrm0` (its resource
+    /// manager) or else `/dev/tpm0` — never tpm2-tss's own fallbacks, which go on to a software
+    /// TPM on localhost TCP port 2321 that any local user could be listening on.
+    static var localDevice: String {
+        if access("/dev/tpmrm0", F_OK) != 0, access("/dev/tpm0", F_OK) == 0 { return "device:/dev/tpm0" }
+        return "device:/dev/tpmrm0"
+    }
 
     // MARK: - Sealing
 
@@ -66,6 +74,8 @@ public struct TrustedPlatformModule: Sendable {
     /// user can listen on that port while the TPM is down and answer the first seal.
     public var isNetworkTCTI: Bool {
         guard let tcti else { return false }
+        // A command (`cmd:socat - TCP:…`) may reach anything.
+        if tcti.lowercased().hasPrefix("cmd") { return true }
         let parts = tcti.lowercased().split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = parts[0], configuration = parts.count > 1 ? parts[1] : ""
         // `swtpm`, `mssim`, or their libraries' names (libtss2-tcti-swtpm.so.0).
