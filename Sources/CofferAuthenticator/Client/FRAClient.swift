@@ -186,17 +186,14 @@ public enum DefaultAuthenticatorStorage {
             logger.warning("an interrupted key move could not be finished yet; the next open tries again",
                            metadata: ["directory": "\(directory.path)", "reason": "\(error)"])
         }
-        // The first use chooses where the key lives and makes the first key, under the move lock
-        // held exclusively: two first commands at once (one in a session that reaches the
-        // keyring, one that does not) agree on one place and one key.
+        // The first use chooses where the key lives under the move lock held exclusively: two
+        // first commands at once (one in a session that reaches the keyring, one that does not)
+        // agree on one place, whose key store makes one key for both (createKey is atomic).
         if try recordedKeyLocation(in: directory) == nil {
             try SyncBridge.run {
                 try await move.exclusively {
-                    let keyStore = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN,
-                                                                  passphrase: passphrase)
-                    let first = try SQLiteStorageClient(path: databaseURL(in: directory).path,
-                                                        encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)
-                    _ = first.keyProblem  // makes the key check, and so the key, unless the store has one
+                    _ = try KeyStoreSelection.recorded(in: directory, record: keyStoreRecord, logger: logger, tpmPIN: tpmPIN,
+                                                       passphrase: passphrase)
                 }
             }
         }

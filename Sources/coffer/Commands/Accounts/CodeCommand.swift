@@ -56,7 +56,7 @@ struct CodeCommand: AsyncParsableCommand {
             guard !entries.isEmpty else {
                 if let unreadable { throw unreadable }
                 // The account is there without a mechanism: one is being replaced right now, or
-                // a replacement was stopped halfway (its counter is kept: see CounterMemory).
+                // a replacement was stopped halfway (its counter is kept: see HOTPCounterLedger).
                 if query != nil, let bare = matched.first(where: { $0.mechanisms.isEmpty }) {
                     throw CommandFailure.noMatch("run coffer code again: \(AccountQuery.title(bare.account)) has no mechanism just now, as "
                         + "another command replaces it; if that stays so, one was stopped halfway: coffer trash, or add it again")
