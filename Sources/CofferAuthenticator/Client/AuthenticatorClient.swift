@@ -64,6 +64,30 @@ public final class AuthenticatorClient: @unchecked Sendable {
         self.keepCounter = keepCounter
     }
 
+    /// Creates a client over `storage` that never issues a HOTP code twice across a remove and
+    /// re-add: every HOTP mechanism it stores starts at its secret's ``HOTPCounterFloor`` (the
+    /// store, `ledger`, and `remembered`: what a trash keeps), a secret another account holds is
+    /// refused, and each HOTP mechanism's counter is recorded in `ledger` before the client takes
+    /// it out.
+    ///
+    /// - Parameters:
+    ///   - storage: Where the accounts, mechanisms and notifications are kept.
+    ///   - ledger: The store's record of counters: ``SealedCounterLedgerFile`` beside a
+    ///     ``SQLiteStorageClient``; ``KeychainStorageClient`` and PostgreSQL's client are their own.
+    ///   - remembered: The mechanisms a trash keeps, if any.
+    ///   - enableCredentialCache: As ``init(storage:enableCredentialCache:logger:clock:counterFloor:keepCounter:)``.
+    ///   - logger: Receives a line for every refused or failed operation (never a secret).
+    ///   - clock: The time used for TOTP codes and new records.
+    public convenience init(
+        storage: any StorageClient, ledger: (any HOTPCounterLedger)?, remembered: (@Sendable () throws -> [Mechanism])? = nil,
+        enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
+        clock: @escaping @Sendable () -> Date = Date.init
+    ) {
+        let floor = HOTPCounterFloor(storage: storage, ledger: ledger, remembered: remembered)
+        self.init(storage: storage, enableCredentialCache: enableCredentialCache, logger: logger, clock: clock,
+                  counterFloor: { try floor.floor(for: $0) }, keepCounter: { try ledger?.remember([$0]) })
+    }
+
     // MARK: - Accounts
 
     /// Adds the account and mechanism(s) of an `otpauth://`, `pushauth://` or `mfauth://` URI.
@@ -276,17 +300,15 @@ public final class AuthenticatorClient: @unchecked Sendable {
     }
 
     /// Removes `account` with all its mechanisms and their notifications from storage (not just
-    /// from what this client has seen).
+    /// from what this client has seen). Each mechanism is taken out as ``takeOut(_:)`` does: a
+    /// HOTP mechanism's counter is kept (`keepCounter`, the ledger) before it goes.
     public func removeAccount(_ account: Account) throws(AuthenticatorError) {
         try withStorage { (storage) throws(AuthenticatorError) in
             guard let stored = storage.getAccount(accountIdentifier: account.identifier) else {
                 throw .notFound("The account \(account.issuer) / \(account.accountName)")
             }
             for mechanism in storage.getMechanismsForAccount(account: stored) {
-                for notification in storage.getAllNotificationsForMechanism(mechanism: mechanism) {
-                    try write(storage.removeNotification(notification: notification), "remove a notification", storage)
-                }
-                try write(storage.removeMechanism(mechanism: mechanism), "remove a mechanism", storage)
+                _ = try takeOut(mechanism, from: storage)
             }
             try write(storage.removeAccount(account: stored), "remove the account", storage)
         }

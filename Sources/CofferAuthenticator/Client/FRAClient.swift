@@ -117,10 +117,19 @@ public struct AuthenticatorConfiguration {
         return configuration
     }
 
-    /// A client with these settings, opening the default storage when none is set.
+    /// A client with these settings, opening the default storage when none is set. It keeps
+    /// the HOTP counter rule (``HOTPCounterFloor``) with the storage's ledger: the default
+    /// storage's `hotp-counters` beside it, or the storage itself when it is one
+    /// (``KeychainStorageClient``, PostgreSQL's client); a storage of your own without a ledger
+    /// is still kept from holding one secret under two accounts.
     public func makeClient() throws -> AuthenticatorClient {
-        let storage = try self.storage ?? DefaultAuthenticatorStorage.open(logger: logger)
-        return AuthenticatorClient(storage: storage, enableCredentialCache: enableCredentialCache, logger: logger)
+        if let storage {
+            return AuthenticatorClient(storage: storage, ledger: storage as? any HOTPCounterLedger,
+                                       enableCredentialCache: enableCredentialCache, logger: logger)
+        }
+        let storage = try DefaultAuthenticatorStorage.open(logger: logger)
+        return AuthenticatorClient(storage: storage, ledger: SealedCounterLedgerFile(dataDirectory: DataDirectory.default, store: storage),
+                                   enableCredentialCache: enableCredentialCache, logger: logger)
     }
 }
 

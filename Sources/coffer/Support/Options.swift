@@ -62,6 +62,10 @@ extension ParsableCommand {
             throw error
         } catch let error as CleanExit {
             throw error
+        } catch AuthenticatorError.storageFailed(_, let floor as HOTPCounterFloorError) {
+            let failure = CommandFailure(floor)
+            StandardStreams.note("coffer: \(failure)")
+            throw failure.status.exitCode
         } catch AuthenticatorError.storageFailed(_, let failure as CommandFailure) {
             // The tool's own words, from a hook it gave the library (the counter floor).
             StandardStreams.note("coffer: \(failure)")
@@ -85,6 +89,37 @@ extension ParsableCommand {
         StandardStreams.note("coffer: \(UnreadableRecords.keyAdvice(cause)) Nothing new is sealed until then "
             + "(that would leave the store under two keys).")
         return ExitStatus.of(cause).exitCode
+    }
+}
+
+extension CommandFailure {
+    /// The tool's words for why the HOTP counter rule stopped an add: what to do first, with
+    /// the commands that do it.
+    init(_ floor: HOTPCounterFloorError) {
+        switch floor {
+        case .secretHeldBy(let account):
+            self.init("Use the account \(AccountQuery.title(account)) (rename it with coffer rename), or remove it first: "
+                + "it holds this HOTP secret already, and two accounts with one HOTP secret would issue the same codes.")
+        case let .ledgerUnreadable(ledger, cause):
+            let reason = (cause as? LocalizedError)?.errorDescription ?? "\(cause)"
+            let place = (ledger as? SealedCounterLedgerFile).map { "Restore \($0.file.path) from a backup (moved aside, a new empty record "
+                + "starts, and a HOTP secret used before could then issue codes its server has seen)" } ?? "Check the store and try again"
+            self.init("\(place): it remembers the HOTP counters Coffer has used, and cannot be read (\(reason)). "
+                + "No HOTP account is added until then.", status: ExitStatus.of(cause))
+        case .rememberedUnreadable(let failure as CommandFailure):
+            self = failure
+        case .rememberedUnreadable:
+            self.init(floor.errorDescription ?? "\(floor)")
+        }
+    }
+
+    /// What to say of `error` in one line: the tool's words for the library's errors that have
+    /// them, else the error's own description.
+    static func words(for error: any Error) -> String {
+        if case AuthenticatorError.storageFailed(_, let floor as HOTPCounterFloorError)? = error as? AuthenticatorError {
+            return CommandFailure(floor).description
+        }
+        return (error as? LocalizedError)?.errorDescription ?? "\(error)"
     }
 }
 

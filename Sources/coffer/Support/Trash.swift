@@ -11,7 +11,7 @@ import Synchronization
 /// with the accounts' own encryptor (the same key, AES-256-GCM), holding its id so a file
 /// renamed over another is refused. Entries older than the keeping time are purged whenever the
 /// trash is read or written.
-struct Trash {
+struct Trash: Sendable {
     /// How long an entry is kept: `COFFER_TRASH_DAYS` (0 to 365; 0 keeps nothing past the
     /// command that put it there), else 30 days.
     static var keepDays: Int {
@@ -170,84 +170,5 @@ enum CounterLedgers {
     static func of(_ storage: any StorageClient, dataDirectory: URL) -> (any HOTPCounterLedger)? {
         if let sqlite = storage as? SQLiteStorageClient { return SealedCounterLedgerFile(dataDirectory: dataDirectory, store: sqlite) }
         return storage as? any HOTPCounterLedger
-    }
-}
-
-/// HOTP counters never go back: a mechanism added, restored or imported with a secret seen
-/// before starts at the highest counter that secret was seen with (in the store, its trash or
-/// its ``HOTPCounterLedger``), so no code the server has seen is issued again. Applied by
-/// `AuthenticatorClient` before each mechanism is stored (its `counterFloor`). One secret is
-/// one HMAC key in every spelling (`OathKeyIdentity`).
-final class CounterFloor: @unchecked Sendable {
-    // @unchecked Sendable: `storage` (a StorageClient need not be Sendable) is only called from
-    // `floor(for:)` with `floors`' lock held; `trash` and `ledger` are immutable.
-    private let floors: Mutex<[String: UInt64]?> = Mutex(nil)
-    private let storage: any StorageClient
-    private let trash: Trash?
-    private let ledger: (any HOTPCounterLedger)?
-
-    init(storage: any StorageClient, trash: Trash?, ledger: (any HOTPCounterLedger)?) {
-        self.storage = storage
-        self.trash = trash
-        self.ledger = ledger
-    }
-
-    /// The floor for `mechanism`: read once per command (every secret's highest counter), then
-    /// raised by what this command stores.
-    ///
-    /// - Throws: ``CommandFailure`` when the ledger or the trash cannot be read: a floor that is
-    ///   not known must stop the add, not be taken for 0.
-    func floor(for mechanism: Mechanism) throws -> UInt64 {
-        guard mechanism.type == .hotp, let identity = mechanism.keyIdentity else { return 0 }
-        return try floors.withLock { cached in
-            // Read afresh each time: a replacing command has taken the old one out by then.
-            let live = storage.getAllAccounts().map { ($0, storage.getMechanismsForAccount(account: $0)) }
-            try Self.refuseTwin(of: mechanism, identity: identity, among: live)
-            if cached == nil { cached = try collect(live.flatMap(\.1)) }
-            let floor = HOTPCounters.floor(for: mechanism, in: cached ?? [:])
-            cached?[identity.fingerprint] = max(floor, mechanism.counter)
-            return floor
-        }
-    }
-
-    /// Two live accounts with one HOTP secret would each issue the same codes (each has a
-    /// counter of its own), so a HOTP mechanism whose secret another account holds now, in any
-    /// spelling, is refused.
-    private static func refuseTwin(of mechanism: Mechanism, identity: OathKeyIdentity, among live: [(Account, [Mechanism])]) throws {
-        for (account, mechanisms) in live where account.issuer != mechanism.issuer || account.accountName != mechanism.accountName {
-            if mechanisms.contains(where: { $0.type == .hotp && $0.keyIdentity == identity }) {
-                throw CommandFailure("Use the account \(AccountQuery.title(account)) (rename it with coffer rename), or remove it first: "
-                    + "it holds this HOTP secret already, and two accounts with one HOTP secret would issue the same codes.")
-            }
-        }
-    }
-
-    private func collect(_ stored: [Mechanism]) throws -> [String: UInt64] {
-        var all: [String: UInt64] = [:]
-        if let ledger {
-            do {
-                all = try ledger.rememberedCounters()
-            } catch {
-                let place = (ledger as? SealedCounterLedgerFile).map { "Restore \($0.file.path) from a backup (moved aside, a new empty record starts, and a HOTP secret used before could then issue codes its server has seen)" }
-                    ?? "Check the store and try again"
-                throw CommandFailure("\(place): it remembers the HOTP counters Coffer has used, and cannot be read (\(Self.reason(error))). "
-                    + "No HOTP account is added until then.", status: ExitStatus.of(error))
-            }
-        }
-        var trashed: [Mechanism] = []
-        if let trash {
-            do {
-                trashed = try trash.entries().flatMap(\.mechanisms)
-            } catch {
-                throw CommandFailure("Fix or move aside the trash \(trash.directory.path) (coffer trash says what is wrong): it cannot "
-                    + "be read (\(Self.reason(error))), and the HOTP counters it keeps are needed before a HOTP account is added.",
-                    status: ExitStatus.of(error))
-            }
-        }
-        return HOTPCounters.merged(all, HOTPCounters.of(stored + trashed))
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? "\(error)"
     }
 }

@@ -84,7 +84,7 @@ struct AddCommand: AsyncParsableCommand {
                 } catch {
                     guard uris.count > 1 else { throw error }
                     failures += 1
-                    let message = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+                    let message = CommandFailure.words(for: error)
                     StandardStreams.note("coffer: \(self.uri == "-" ? "line" : "QR code") \(number): \(message)")
                 }
             }

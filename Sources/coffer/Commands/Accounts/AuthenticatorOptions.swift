@@ -120,13 +120,23 @@ struct AuthenticatorOptions: ParsableArguments {
         case .postgres: storage = try PostgresBackend.open(directory: data.directory, logger: logger)
         }
         // A HOTP secret seen before starts where it left off, whatever adds it (see CounterFloor).
-        let trash = Trash(storage: storage, dataDirectory: data.directory)
-        let ledger = CounterLedgers.of(storage, dataDirectory: data.directory)
-        let floor = CounterFloor(storage: storage, trash: trash, ledger: ledger)
-        // A HOTP mechanism taken out (replaced, overwritten, removed) has its counter recorded
-        // first, so a process killed before the trash is written cannot take it back.
-        return (AuthenticatorClient(storage: storage, logger: logger, counterFloor: { try floor.floor(for: $0) },
-                                    keepCounter: { mechanism in try ledger?.remember([mechanism]) }), storage)
+        // The library keeps the HOTP counter rule (HOTPCounterFloor): the store's ledger, and
+        // the mechanisms the trash keeps.
+        var remembered: (@Sendable () throws -> [Mechanism])?
+        if let trash = Trash(storage: storage, dataDirectory: data.directory) {
+            remembered = {
+                do {
+                    return try trash.entries().flatMap(\.mechanisms)
+                } catch {
+                    throw CommandFailure("Fix or move aside the trash \(trash.directory.path) (coffer trash says what is wrong): it cannot "
+                        + "be read (\((error as? LocalizedError)?.errorDescription ?? "\(error)")), and the HOTP counters it keeps are needed "
+                        + "before a HOTP account is added.", status: ExitStatus.of(error))
+                }
+            }
+        }
+        let client = AuthenticatorClient(storage: storage, ledger: CounterLedgers.of(storage, dataDirectory: data.directory),
+                                         remembered: remembered, logger: logger)
+        return (client, storage)
     }
 }
 
