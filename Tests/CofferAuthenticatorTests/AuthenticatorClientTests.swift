@@ -42,10 +42,9 @@ struct AuthenticatorClientTests {
         let authenticator = client()
         try authenticator.addAccount(uri: totpURI)
         #expect(throws: AuthenticatorError.self) { try authenticator.addAccount(uri: totpURI) }
-        do {
-            try authenticator.addAccount(uri: totpURI.replacingOccurrences(of: "digits=8", with: "digits=6"))
-        } catch let error {
-            #expect(error.localizedDescription.contains("already has a TOTP mechanism"))
+        // A check that fails when nothing is thrown (it could not before: issue 31).
+        #expect { try authenticator.addAccount(uri: totpURI.replacingOccurrences(of: "digits=8", with: "digits=6")) } throws: { error in
+            error.localizedDescription.contains("already has a TOTP mechanism")
         }
         try authenticator.addAccount(uri: hotpURI)
         #expect(Set(authenticator.accounts().first?.mechanisms.map(\.type) ?? []) == [.totp, .hotp])

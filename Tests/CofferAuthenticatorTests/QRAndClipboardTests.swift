@@ -149,8 +149,19 @@ struct QRAndClipboardTests {
         defer { directory.remove() }
         try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Deno:Mason?secret=4SJHB4GSD43FZBAI7C2HLRJGPQ&issuer=Deno\n")
         let display = ":\(Int.random(in: 200...900))"
-        let server = Task { try await CofferProcess.run(executable: URL(fileURLWithPath: "/usr/bin/Xvfb"), [display, "-nolisten", "tcp"], deadline: .seconds(60)) }
-        defer { server.cancel(); _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/pkill"), arguments: ["-f", "Xvfb \(display)"]) }
+        // Stopped by the process id it started with, never by a name pattern (which could hit
+        // another user's X server).
+        let pidFile = directory.appending("xvfb.pid").path
+        let server = Task {
+            try await CofferProcess.run(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", "echo $$ > \"$0\"; exec /usr/bin/Xvfb \"$1\" -nolisten tcp",
+                                                                                      pidFile, display], deadline: .seconds(60))
+        }
+        defer {
+            server.cancel()
+            if let text = try? String(contentsOfFile: pidFile, encoding: .utf8), let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                kill(pid, SIGTERM)
+            }
+        }
         func clipboardText() async throws -> String {
             try await CofferProcess.run(executable: URL(fileURLWithPath: "/usr/bin/xclip"), ["-selection", "clipboard", "-out"],
                                         environment: ["DISPLAY": display], deadline: .seconds(10)).stdout

@@ -88,10 +88,9 @@ struct SpecSnippetTests {
         } catch EncryptorError.failedToDecrypt {
             // Ping's spelling matches.
         }
-        do {
-            _ = try await RefusingEncryptor().encrypt(data: Data("x".utf8))
-        } catch let error as EncryptorError {
-            #expect(error.errorMessage == "Could not encrypt the data (the encryptor gave no reason)")
+        // A check that fails when nothing is thrown (it could not before: issue 31).
+        await #expect { _ = try await RefusingEncryptor().encrypt(data: Data("x".utf8)) } throws: { error in
+            (error as? EncryptorError)?.errorMessage == "Could not encrypt the data (the encryptor gave no reason)"
         }
         // Coffer's own encryptors give a cause, and the bare pattern matches them too.
         let encryptor = AESGCMEncryptor(keyAlias: "k", keyStore: MemoryKeyStore())
