@@ -37,10 +37,13 @@ struct EncryptorChangeTests {
             _ = try await EncryptedFileStorage<String>(fileName: "plain", directory: directory.url, keyStore: keys).get()
         }
         #expect(try await FileStorage<String>(fileName: "plain", directory: directory.url).get() == "value")
-        // Damage stays damage: junk is neither an envelope nor JSON.
-        try Data("not json, not sealed".utf8).write(to: directory.appending("junk"))
-        await #expect { _ = try await EncryptedFileStorage<String>(fileName: "junk", directory: directory.url, keyStore: keys).get() } throws: { error in
-            if case .decryptionFailed? = error as? StorageError { return true } else { return false }
+        // Damage stays damage: junk is neither an envelope nor JSON; nor is JSON of another type
+        // (a truncated file can leave "5", which a random-damage run once hit).
+        for junk in ["not json, not sealed", "5", "{}"] {
+            try Data(junk.utf8).write(to: directory.appending("junk"))
+            await #expect { _ = try await EncryptedFileStorage<String>(fileName: "junk", directory: directory.url, keyStore: keys).get() } throws: { error in
+                if case .decryptionFailed? = error as? StorageError { return true } else { return false }
+            }
         }
     }
 

@@ -42,7 +42,8 @@ enum ItemSealing: Sendable {
             do {
                 json = try await encryptor.decrypt(data: data)
             } catch {
-                if !Self.looksSealed(data), (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) != nil {
+                // Plain JSON of this very type, as a storage without an encryptor writes it.
+                if !Self.looksSealed(data), (try? ValueCoding.decode(T.self, from: data, location: location)) != nil {
                     throw StorageError.encryptorChanged(location: location, writtenSealed: false)
                 }
                 throw StorageError.decryptionFailed(location: location, cause: error)
