@@ -2,6 +2,7 @@ import CofferAuthenticator
 import CofferMFACommons
 import CofferOath
 import CofferPush
+import CofferStorage
 import Foundation
 
 /// Moves what a legacy ForgeRock `StorageClient` holds into Ping's current storages, an
@@ -20,6 +21,9 @@ import Foundation
 ///   locked (`coffer-migration from <source>`, which policies do not lift), so it issues no code;
 ///   a mechanism leaves the source only if its counter did not move since it was copied (else
 ///   the copy's counter is raised first); then the copy is unlocked. A counter is never lowered.
+///   The counters the source remembers of secrets it no longer holds (its `HOTPCounterLedger`,
+///   and those of what a trash keeps) are carried into the OATH storage's ledger first, so a
+///   secret removed before the move and added again after it still goes on from its counter.
 /// - **Ids are kept** (a credential's id is its mechanism's UUID, a notification's its legacy
 ///   identifier), so a re-run finds its own copies and neither doubles nor overwrites them.
 /// - **Killed at any point and run again**, it completes: copies it made are accepted, copies it
@@ -101,10 +105,19 @@ public enum AuthMigration {
     ///
     /// Stop using the legacy client for codes while it runs: a code it issues meanwhile is
     /// carried (the counter is raised), but only the migration's own reads see it.
+    ///
+    /// - Parameters:
+    ///   - sourceLedger: The source's HOTP counter memory when it is not the source itself (the
+    ///     `SealedCounterLedgerFile` beside a `SQLiteStorageClient`); `remembered` the mechanisms
+    ///     a trash of the source keeps. Both are carried into `oath` when it keeps a ledger (every
+    ///     storage Coffer ships does).
     public static func move(from source: any StorageClient, oath: any OathStorage, push: any PushStorage,
-                            sourceName: String) async throws(Failure) -> Report {
+                            sourceName: String, sourceLedger: (any HOTPCounterLedger)? = nil,
+                            remembered: [Mechanism] = []) async throws(Failure) -> Report {
         let policy = movingPolicy(from: sourceName)
         let plan = try MigrationPlan(reading: source, policy: policy)
+        try await carryCounters(from: sourceLedger ?? source as? any HOTPCounterLedger,
+                                of: plan.oath.map(\.mechanism) + remembered, into: oath as? any HOTPCounterLedger)
         var report = Report(keptInSource: plan.kept)
         let targets = MigrationTargets(oath: oath, push: push, policy: policy)
 
@@ -149,6 +162,24 @@ public enum AuthMigration {
             guard source.removeAccount(account: account) else { throw .sourceCleanupFailed("the account \(account.issuer): \(account.accountName)") }
         }
         return report
+    }
+
+    /// Raises the target's counter memory by the source's and by the counters of `mechanisms`,
+    /// before anything is copied: a migration killed after this leaves the target knowing them.
+    private static func carryCounters(from source: (any HOTPCounterLedger)?, of mechanisms: [Mechanism],
+                                      into target: (any HOTPCounterLedger)?) async throws(Failure) {
+        guard let target else { return }
+        let carried: [String: UInt64]
+        do {
+            carried = try await (source?.rememberedCounters() ?? [:]).raised(by: HOTPCounters.of(mechanisms))
+        } catch {
+            throw .unreadableSource(count: 1, records: ["the record of HOTP counters (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))"])
+        }
+        do {
+            try await target.remember(carried)
+        } catch {
+            throw .targetFailed("The HOTP counters could not be recorded in the new storage (\((error as? LocalizedError)?.errorDescription ?? "\(error)"))")
+        }
     }
 
     /// Removes a copied OATH mechanism from the source only if its counter did not move since it

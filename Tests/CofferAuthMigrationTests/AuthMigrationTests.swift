@@ -288,4 +288,29 @@ struct KeyringAuthMigrationTests {
         _ = legacy.removeMechanism(mechanism: try #require(legacy.getMechanismForUUID(uuid: "steam-1")))
         _ = legacy.removeAccount(account: Account(issuer: "Steam", accountName: "gamer"))
     }
+
+    /// A source's counter memory of its own (as the `SealedCounterLedgerFile` beside a SQLite store is).
+    actor SourceLedger: HOTPCounterLedger {
+        var counters: [String: UInt64] = [:]
+        func rememberedCounters() async throws -> [String: UInt64] { counters }
+        func remember(_ more: [String: UInt64]) async throws { counters = counters.raised(by: more) }
+    }
+
+    @Test("the counters of secrets the legacy store removed before the move are carried: re-added after it, they go on")
+    func carriesLedger() async throws {
+        let ledger = SourceLedger()
+        let store = MemoryStorageClient()
+        let legacy = AuthenticatorClient(storage: store, ledger: ledger)
+        let entry = try legacy.addAccount(uri: "otpauth://hotp/Bank:alice?secret=\(AuthMigrationTests.secret)&issuer=Bank&counter=0")
+        let mechanism = try #require(entry.mechanisms.first)
+        for _ in 0..<4 { _ = try legacy.code(for: mechanism) }
+        try legacy.removeAccount(entry.account)
+        #expect(try await !ledger.rememberedCounters().isEmpty, "the legacy client remembered the counter")
+
+        let oath = MemoryOathStorage()
+        _ = try await AuthMigration.move(from: store, oath: oath, push: MemoryPushStorage(), sourceName: "legacy", sourceLedger: ledger)
+        let client = try await OathClient.createClient { $0.storage = oath }
+        let back = try await client.addCredentialFromUri("otpauth://hotp/Bank:alice?secret=\(AuthMigrationTests.secret)&issuer=Bank&counter=0")
+        #expect(try await client.generateCode(back.id) == "338314", "counter 4, not 0 (755224)")
+    }
 }

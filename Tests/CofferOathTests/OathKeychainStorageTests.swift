@@ -116,4 +116,19 @@ struct OathKeychainStorageTests {
         #expect(try await storage.retrieveOathCredential(credentialId: credential.id)?.counter == 102)
         try await storage.clearOathCredentials()
     }
+
+    @Test("the counter memory: removed and re-added through another storage object, the fourth code comes next; the record is sealed")
+    func counterMemory() async throws {
+        let service = Self.service()
+        let code = try await OathCounterMemoryTests.removeAndReadd(first: OathKeychainStorage(service: service, timeout: .seconds(60)),
+                                                                   reopened: OathKeychainStorage(service: service, timeout: .seconds(60)))
+        #expect(code == OathCounterMemoryTests.codes[3])
+        let items = try await SecretService().search(["service": service + ".counters"])
+        #expect(items.count == 1)
+        #expect(items.first?.secret.map { (try? JSONDecoder().decode([String: UInt64].self, from: $0)) == nil } == true, "sealed, not the map")
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        try await storage.clearOathCredentials()
+        try await SecretService().clear(["service": service + ".counters"])
+        #expect(try await storage.rememberedCounters().isEmpty)
+    }
 }

@@ -1,3 +1,4 @@
+import CofferStorage
 import Foundation
 import CofferMFAEngine
 import Logging
@@ -85,7 +86,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ) {
         let floor = HOTPCounterFloor(storage: storage, ledger: ledger, remembered: remembered)
         self.init(storage: storage, enableCredentialCache: enableCredentialCache, logger: logger, clock: clock,
-                  counterFloor: { try floor.floor(for: $0) }, keepCounter: { try ledger?.remember([$0]) })
+                  counterFloor: { try floor.floor(for: $0) }, keepCounter: { try ledger?.rememberBlocking([$0]) })
     }
 
     // MARK: - Accounts

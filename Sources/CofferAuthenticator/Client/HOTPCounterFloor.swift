@@ -1,4 +1,5 @@
 import CofferMFAEngine
+import CofferStorage
 import Foundation
 import Synchronization
 
@@ -52,7 +53,7 @@ public final class HOTPCounterFloor: @unchecked Sendable {
     private func collect(_ stored: [Mechanism]) throws(HOTPCounterFloorError) -> [String: UInt64] {
         var counters: [String: UInt64] = [:]
         if let ledger {
-            do { counters = try ledger.rememberedCounters() } catch { throw .ledgerUnreadable(ledger, cause: error) }
+            do { counters = try ledger.rememberedCountersBlocking() } catch { throw .ledgerUnreadable(ledger, cause: error) }
         }
         var kept: [Mechanism] = []
         if let remembered {

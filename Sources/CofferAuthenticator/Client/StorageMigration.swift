@@ -1,3 +1,4 @@
+import CofferStorage
 import Foundation
 
 /// Moves everything from one ``StorageClient`` to another, verifying before removing.
@@ -154,14 +155,14 @@ public enum StorageMigration {
         let moved = HOTPCounters.of(plan.flatMap { $0.1.map(\.0) })
         let carried: [String: UInt64], known: [String: UInt64]
         do {
-            let sourceCounters = try (sourceLedger ?? source as? any HOTPCounterLedger)?.rememberedCounters() ?? [:]
+            let sourceCounters = try (sourceLedger ?? source as? any HOTPCounterLedger)?.rememberedCountersBlocking() ?? [:]
             carried = HOTPCounters.merged(HOTPCounters.merged(sourceCounters, HOTPCounters.of(remembered)), moved)
         } catch {
             throw .counterLedgerFailed("source", cause: error)
         }
         do {
-            try targetLedger?.remember(carried)
-            known = try targetLedger?.rememberedCounters() ?? [:]
+            try targetLedger?.rememberBlocking(carried)
+            known = try targetLedger?.rememberedCountersBlocking() ?? [:]
         } catch {
             throw .counterLedgerFailed("target", cause: error)
         }

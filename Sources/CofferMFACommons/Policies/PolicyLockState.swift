@@ -15,10 +15,12 @@ extension MfaPolicyEvaluator {
     /// - locked and every policy passes: unlocked;
     /// - locked and another policy fails: locked by that one;
     /// - locked by a migration that is moving the credential (``migrationLock``): unchanged,
-    ///   whatever its policies say, until the migration lets go.
+    ///   whatever its policies say, until the migration lets go; the same for a credential being
+    ///   removed (``removalHold``).
     package func lockState(policies: String?, isLocked: Bool, lockingPolicy: String?) async -> (isLocked: Bool, lockingPolicy: String?)? {
         guard let policies, !policies.isEmpty else { return nil }
-        if isLocked, let lockingPolicy, lockingPolicy == Self.migrationLock || lockingPolicy.hasPrefix(Self.migrationLock + " from ") {
+        if isLocked, let lockingPolicy,
+           lockingPolicy == Self.migrationLock || lockingPolicy.hasPrefix(Self.migrationLock + " from ") || lockingPolicy == Self.removalHold {
             return nil
         }
         let result = await evaluate(credentialPolicies: policies)
@@ -33,4 +35,8 @@ extension MfaPolicyEvaluator {
     /// `coffer-migration from <source>`), the same as the legacy `StorageMigration.movingPolicy`:
     /// the copy issues no code until its source has let go of it, so no HOTP code is issued twice.
     package static let migrationLock = "coffer-migration"
+
+    /// The locking policy `OathClient` gives a HOTP credential while it removes it: a locked
+    /// credential issues no code in any process, so the counter it records is the last one used.
+    package static let removalHold = "coffer-removing"
 }

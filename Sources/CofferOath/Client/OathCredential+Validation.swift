@@ -32,14 +32,26 @@ extension OathCredential {
         return decoded.bytes
     }
 
+    /// The hash the credential's codes are made with.
+    var oneTimePasswordHash: OneTimePassword.Hash {
+        switch oathAlgorithm {
+        case .sha1: .sha1
+        case .sha256: .sha256
+        case .sha512: .sha512
+        }
+    }
+
+    /// The HMAC key this credential's codes come from, however its secret is spelled (what the
+    /// HOTP counter memory names it by); `nil` when the secret is not base32.
+    package var keyIdentity: OathKeyIdentity? {
+        guard let key = try? key() else { return nil }
+        return OathKeyIdentity(key: key, hash: oneTimePasswordHash)
+    }
+
     /// The code for this credential: at `now` for TOTP, for the stored counter for HOTP.
     func code(at now: Date = Date()) throws -> OathCodeInfo {
         do {
-            let hash: OneTimePassword.Hash = switch oathAlgorithm {
-            case .sha1: .sha1
-            case .sha256: .sha256
-            case .sha512: .sha512
-            }
+            let hash = oneTimePasswordHash
             switch oathType {
             case .totp:
                 guard period > 0 else { throw OathError.invalidParameterValue("period must be positive") }

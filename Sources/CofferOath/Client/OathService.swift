@@ -7,7 +7,10 @@ import Foundation
 ///
 /// Better than Ping's: a HOTP counter is advanced in one atomic step of the storage when it
 /// offers one (``OathCounterStorage``: every Coffer storage, across processes), and otherwise
-/// under a per-credential lock of this client, so two requests never get the same code.
+/// under a per-credential lock of this client, so two requests never get the same code. And a
+/// HOTP counter never goes back: with a storage that keeps a ``HOTPCounterLedger``, a credential's
+/// counter is recorded before it is removed and a credential stored again with the same secret
+/// starts from it (``OathCounterMemory``).
 actor OathService {
     let storage: any OathStorage
     private let evaluator: MfaPolicyEvaluator
@@ -15,12 +18,14 @@ actor OathService {
     private let cacheEnabled: Bool
     private var cache: [String: OathCredential] = [:]
     private var counterLocks: [String: AsyncLock] = [:]
+    private let memory: OathCounterMemory?
 
     init(storage: any OathStorage, evaluator: MfaPolicyEvaluator, logger: any CofferMFACommons.Logger, cacheEnabled: Bool) {
         self.storage = storage
         self.evaluator = evaluator
         self.logger = logger
         self.cacheEnabled = cacheEnabled
+        self.memory = (storage as? any HOTPCounterLedger).map(OathCounterMemory.init)
     }
 
     func add(uri: String) async throws -> OathCredential {
@@ -35,9 +40,36 @@ actor OathService {
     func save(_ credential: OathCredential) async throws -> OathCredential {
         try credential.validate()
         let checked = await applyingPolicies(credential)
+        if let memory, checked.oathType == .hotp {
+            return try await saveRaisingCounter(checked, memory: memory)
+        }
         try await storage.storeOathCredential(checked)
         remember(checked)
         return checked
+    }
+
+    /// Stores a HOTP credential with its counter raised to the highest its secret was used
+    /// with. Over a stored credential with the same id and secret, in one atomic step of the
+    /// storage when it offers one, so a code another process issues meanwhile is not undone.
+    private func saveRaisingCounter(_ credential: OathCredential, memory: OathCounterMemory) async throws -> OathCredential {
+        let stored = try await storage.retrieveOathCredential(credentialId: credential.id)
+        let raised = try await memory.raising(credential, over: stored)
+        if let counters = storage as? any OathCounterStorage, let stored, stored.secret == raised.secret {
+            let before = try await counters.updateOathCredential(credentialId: raised.id) { current in
+                var next = raised
+                if current.oathType == .hotp { next.counter = max(raised.counter, current.counter) }
+                return next
+            }
+            if let before {
+                var saved = raised
+                if before.oathType == .hotp { saved.counter = max(raised.counter, before.counter) }
+                remember(saved)
+                return saved
+            }
+        }
+        try await storage.storeOathCredential(raised)
+        remember(raised)
+        return raised
     }
 
     func credentials() async throws -> [OathCredential] {
@@ -62,7 +94,54 @@ actor OathService {
 
     func delete(_ id: String) async throws -> Bool {
         defer { cache[id] = nil }
-        return try await storage.removeOathCredential(credentialId: id)
+        guard let memory else { return try await storage.removeOathCredential(credentialId: id) }
+        guard let counters = storage as? any OathCounterStorage else {
+            // No atomic update: the read, the record and the removal under this client's lock.
+            let lock = counterLock(id)
+            await lock.lock()
+            defer { lock.unlock() }
+            if let last = try await storage.retrieveOathCredential(credentialId: id) { try await memory.remember(last) }
+            return try await storage.removeOathCredential(credentialId: id)
+        }
+        // Hold it still first: a held (locked) credential issues no code, in any process, so the
+        // counter recorded is the last one used.
+        let hold = OathCounterMemory.removalHold
+        let last = try await counters.updateOathCredential(credentialId: id) { current in
+            guard current.oathType == .hotp, !current.isLocked else { return current }
+            var held = current
+            held.lockCredential(policyName: hold)
+            return held
+        }
+        guard let last else { return try await storage.removeOathCredential(credentialId: id) }
+        do {
+            try await memory.remember(last)
+            return try await storage.removeOathCredential(credentialId: id)
+        } catch {
+            await release(id, held: last, counters: counters)
+            throw error
+        }
+    }
+
+    /// Lifts the removal's hold after the removal failed, so the credential issues codes again.
+    private func release(_ id: String, held last: OathCredential, counters: any OathCounterStorage) async {
+        guard last.oathType == .hotp, !last.isLocked else { return }
+        let hold = OathCounterMemory.removalHold
+        do {
+            _ = try await counters.updateOathCredential(credentialId: id) { current in
+                guard current.isLocked, current.lockingPolicy == hold else { return current }
+                var released = current
+                released.unlockCredential()
+                return released
+            }
+        } catch {
+            logger.e("Credential \(id) stays locked: its removal failed and the lock could not be lifted", error: error)
+        }
+    }
+
+    private func counterLock(_ id: String) -> AsyncLock {
+        let lock = counterLocks[id] ?? AsyncLock()
+        counterLocks[id] = lock
+        return lock
     }
 
     func code(_ id: String) async throws -> OathCodeInfo {
@@ -79,8 +158,7 @@ actor OathService {
             remember(try used.advanced())
             return try used.code()
         }
-        let lock = counterLocks[id] ?? AsyncLock()
-        counterLocks[id] = lock
+        let lock = counterLock(id)
         await lock.lock()
         defer { lock.unlock() }
         guard let current = try await storage.retrieveOathCredential(credentialId: id) else { throw OathError.credentialNotFound(id) }

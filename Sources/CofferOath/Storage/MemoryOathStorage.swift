@@ -1,9 +1,12 @@
+import CofferStorage
 import Synchronization
 
 /// Credentials in memory, for tests and previews: nothing is written anywhere, secrets
-/// included (they live in this process's memory, unencrypted, until it ends).
-public final class MemoryOathStorage: OathCounterStorage {
+/// included (they live in this process's memory, unencrypted, until it ends). Its HOTP counter
+/// memory (``HOTPCounterLedger``) lasts as long as the storage does.
+public final class MemoryOathStorage: OathCounterStorage, HOTPCounterLedger {
     private let credentials = Mutex<[String: OathCredential]>([:])
+    private let counters = Mutex<[String: UInt64]>([:])
 
     /// An empty storage.
     public init() {}
@@ -38,6 +41,18 @@ public final class MemoryOathStorage: OathCounterStorage {
             stored[credentialId] = next
             return credential
         }
+    }
+}
+
+extension MemoryOathStorage {
+    /// Every remembered HOTP counter, by key fingerprint.
+    public func rememberedCounters() async throws -> [String: UInt64] {
+        counters.withLock { $0 }
+    }
+
+    /// Raises the remembered counters (a lower one never replaces a higher).
+    public func remember(_ more: [String: UInt64]) async throws {
+        counters.withLock { $0 = $0.raised(by: more) }
     }
 }
 

@@ -10,6 +10,7 @@ import Foundation
 /// | --- | --- | --- | --- |
 /// | metadata | `service` (`com.pingidentity.oath`) | the credential's id | its JSON, without the secret |
 /// | secret | `service` + `.secrets` | the credential's id | the secret, sealed |
+/// | HOTP counters | `service` + `.counters` | — | the counter memory (``HOTPCounterLedger``), sealed |
 ///
 /// Both items also carry `accessGroup` (empty without one). Coffer does better than Ping:
 /// - the secret is sealed (AES-GCM, a key kept in the keyring under `<service>.key`) and bound
@@ -25,7 +26,7 @@ public final class OathKeychainStorage: OathCounterStorage {
     public let service: String
     /// How items are protected.
     public let securityOptions: OathKeychainSecurityOptions
-    private let items: SealedKeyringItems
+    let items: SealedKeyringItems
     private var keyring: SecretService { items.keyring }
     private let logger: any CofferMFACommons.Logger
 
@@ -182,7 +183,7 @@ public final class OathKeychainStorage: OathCounterStorage {
     // MARK: - Locks and errors
 
     /// Runs `body`, refusing biometric options and mapping errors onto ``OathStorageError``.
-    private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
+    func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
         guard !securityOptions.requireBiometrics else {
             throw OathStorageError.accessDenied("biometric protection of keyring items is not available on Linux; use OathKeychainSecurityOptions.standard")
         }

@@ -31,6 +31,13 @@ enum SQLiteOathSchema {
             try db.create(index: "idx_oath_issuer", on: "mfa_oath_data", columns: ["issuer"])
             try db.create(index: "idx_oath_created_at", on: "mfa_oath_data", columns: ["created_at", "id"])
         }
+        migrator.registerMigration("v2: HOTP counter ledger") { db in
+            // One row: the JSON map of counters by key fingerprint, sealed like a secret.
+            try db.create(table: "coffer_hotp_counters") { t in
+                t.column("id", .integer).primaryKey().check { $0 == 1 }
+                t.column("ledger", .blob).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -16,13 +16,15 @@ import GRDB
 ///   processes sharing the file never get the same counter.
 /// - The file is created 0600 in a 0700 directory, checked before use, in WAL mode with a busy
 ///   timeout, so several processes can share it; a file that is not Coffer's is refused.
+/// - It remembers the highest counter of every HOTP secret it held (``HOTPCounterLedger``, one
+///   sealed row), so ``OathClient`` never issues a code twice after a remove and re-add.
 /// - Credentials are listed oldest first; a row that cannot be read is logged and skipped in
 ///   listings, and named by ``retrieveOathCredential(credentialId:)``.
 public final class SQLiteOathStorage: OathCounterStorage {
     /// The database file.
     public let path: String
-    private let database: DatabasePool
-    private let sealer: FieldSealer
+    let database: DatabasePool
+    let sealer: FieldSealer
     private let logger: any CofferMFACommons.Logger
 
     /// Opens (creating and migrating when needed) the database at `path`, sealing secrets with
@@ -159,7 +161,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
         }
     }
 
-    private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
+    func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
         do { return try await body() } catch let error as OathStorageError { throw error } catch let error as OathError { throw error } catch {
             throw OathStorageError.storageFailure("Failed to \(operation)", error)
         }

@@ -1,5 +1,6 @@
 import CofferAuthenticator
 import CofferMFAEngine
+import CofferStorage
 import Foundation
 import PostgresNIO
 
@@ -8,7 +9,7 @@ import PostgresNIO
 /// raising it at once lose none of each other's counters.
 extension PostgresStorageClient: HOTPCounterLedger {
     /// Every counter the ledger remembers, by key fingerprint.
-    public func hotpCounters() async throws -> [String: UInt64] {
+    public func rememberedCounters() async throws -> [String: UInt64] {
         let owner = self.owner
         let rows = try await query("read the HOTP counter ledger", "SELECT ledger FROM coffer_hotp_counters WHERE owner = \(owner)")
         guard let sealed = try rows.first?.decode(Data.self) else { return [:] }
@@ -16,7 +17,7 @@ extension PostgresStorageClient: HOTPCounterLedger {
     }
 
     /// Raises the remembered counter of each key to at least the given one.
-    public func rememberHOTPCounters(_ counters: [String: UInt64]) async throws {
+    public func remember(_ counters: [String: UInt64]) async throws {
         guard !counters.isEmpty else { return }
         let owner = self.owner
         try await transaction("remember HOTP counters") { connection in
@@ -35,16 +36,6 @@ extension PostgresStorageClient: HOTPCounterLedger {
             let sealed = try await self.sealer.sealing([(json, self.ledgerField)])[0]
             try await connection.rows("UPDATE coffer_hotp_counters SET ledger = \(sealed) WHERE owner = \(owner)", logger: self.database.logger)
         }
-    }
-
-    /// ``hotpCounters()``, blocking its thread (the `HOTPCounterLedger` requirement).
-    public func rememberedCounters() throws -> [String: UInt64] {
-        try diagnostics.attemptThrowing("read the HOTP counter ledger") { try SyncBridge.run { try await self.hotpCounters() } }
-    }
-
-    /// ``rememberHOTPCounters(_:)``, blocking its thread (the `HOTPCounterLedger` requirement).
-    public func remember(_ counters: [String: UInt64]) throws {
-        try diagnostics.attemptThrowing("remember HOTP counters") { try SyncBridge.run { try await self.rememberHOTPCounters(counters) } }
     }
 
     private var ledgerField: String { OwnerBinding.scope(owner) + "hotp-counters" }

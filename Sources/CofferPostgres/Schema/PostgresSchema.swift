@@ -144,6 +144,13 @@ enum PostgresSchema {
             "ALTER TABLE coffer_hotp_counters ENABLE ROW LEVEL SECURITY",
             "CREATE POLICY coffer_own_rows ON coffer_hotp_counters USING (owner = current_user) WITH CHECK (owner = current_user)",
         ]),
+        // The same memory for Ping's OATH storage (PostgresOathStorage): a row of its own per
+        // owner, sealed under that storage's key ring and binding.
+        Migration(version: 5, name: "HOTP counter ledger of Ping's OATH storage", statements: [
+            "CREATE TABLE coffer_oath_hotp_counters (owner text PRIMARY KEY, ledger bytea NOT NULL)",
+            "ALTER TABLE coffer_oath_hotp_counters ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY coffer_own_rows ON coffer_oath_hotp_counters USING (owner = current_user) WITH CHECK (owner = current_user)",
+        ]),
     ]
 
     /// The newest version this build knows.

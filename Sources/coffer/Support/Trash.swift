@@ -69,7 +69,7 @@ struct Trash: Sendable {
     /// are to go); returns how many files went. Their HOTP counters stay remembered.
     func empty() throws -> Int {
         let (entries, damaged) = try read()
-        try ledger.remember(entries.flatMap(\.mechanisms))
+        try ledger.rememberBlocking(entries.flatMap(\.mechanisms))
         for name in entries.map(\.id) + damaged.map(\.name) { try remove(name) }
         return entries.count + damaged.count
     }
@@ -81,7 +81,7 @@ struct Trash: Sendable {
         let id = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
         let entry = Entry(id: id, trashedAt: now, reason: reason, account: account, mechanisms: mechanisms)
         try PrivateFile.create(try seal(entry), at: directory.appendingPathComponent(id).path)
-        try ledger.remember(mechanisms)
+        try ledger.rememberBlocking(mechanisms)
         try purge(now: now, sparing: id)
         return id
     }
@@ -110,7 +110,7 @@ struct Trash: Sendable {
     func update(_ id: String, account: Account, mechanisms: [Mechanism], reason: String, trashedAt: Date) throws {
         let entry = Entry(id: id, trashedAt: trashedAt, reason: reason, account: account, mechanisms: mechanisms)
         try PrivateFile.write(try seal(entry), to: directory.appendingPathComponent(id).path)
-        try ledger.remember(mechanisms)
+        try ledger.rememberBlocking(mechanisms)
     }
 
     private func seal(_ entry: Entry) throws -> Data {
@@ -153,7 +153,7 @@ struct Trash: Sendable {
     private func purge(now: Date, sparing kept: String? = nil) throws {
         let limit = now.addingTimeInterval(-Double(try Self.keepDays) * 86_400)
         for entry in try read().entries where entry.trashedAt < limit && entry.id != kept {
-            try ledger.remember(entry.mechanisms)
+            try ledger.rememberBlocking(entry.mechanisms)
             try remove(entry.id)
         }
     }

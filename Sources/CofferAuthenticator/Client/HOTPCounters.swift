@@ -3,32 +3,28 @@ import CofferStorage
 import Crypto
 import Foundation
 
-/// Where a store remembers the highest counter each HOTP key was used with, after the
-/// mechanism that used it is gone (removed, replaced, purged from a trash), so that the same
-/// secret added again starts where it left off and no code its server has seen is issued again.
-///
-/// Keys are named by their `OathKeyIdentity` fingerprint (one name for every spelling of one
-/// secret); counters are only ever raised. Each built-in store keeps its ledger with its
-/// records, so the memory follows the accounts wherever they are kept: ``SealedCounterLedgerFile``
-/// beside a SQLite store, one sealed item in the keyring (``KeychainStorageClient``), one sealed
-/// row per owner in PostgreSQL. ``StorageMigration`` carries it from one store to the next.
-public protocol HOTPCounterLedger: Sendable {
-    /// Every remembered counter, by key fingerprint.
-    ///
-    /// - Throws: When the ledger cannot be read. A ledger that cannot be read is never taken for
-    ///   an empty one: callers stop what would need it.
-    func rememberedCounters() throws -> [String: UInt64]
-
-    /// Raises the remembered counter of each key to at least the given one (a lower one never
-    /// replaces a higher), atomically against every other process writing the same ledger.
-    func remember(_ counters: [String: UInt64]) throws
-}
-
 extension HOTPCounterLedger {
     /// Remembers the counters of the HOTP mechanisms among `mechanisms`.
-    public func remember(_ mechanisms: [Mechanism]) throws {
+    public func remember(_ mechanisms: [Mechanism]) async throws {
         let counters = HOTPCounters.of(mechanisms)
-        if !counters.isEmpty { try remember(counters) }
+        if !counters.isEmpty { try await remember(counters) }
+    }
+
+    /// ``HOTPCounterLedger/rememberedCounters()`` for synchronous code (the `StorageClient`
+    /// world), blocking the calling thread while it runs off the cooperative pool.
+    package func rememberedCountersBlocking() throws -> [String: UInt64] {
+        try SyncBridge.run { try await self.rememberedCounters() }
+    }
+
+    /// ``HOTPCounterLedger/remember(_:)`` for synchronous code, blocking the calling thread.
+    package func rememberBlocking(_ mechanisms: [Mechanism]) throws {
+        let counters = HOTPCounters.of(mechanisms)
+        if !counters.isEmpty { try SyncBridge.run { try await self.remember(counters) } }
+    }
+
+    /// ``HOTPCounterLedger/remember(_:)`` for synchronous code, blocking the calling thread.
+    package func rememberBlocking(_ counters: [String: UInt64]) throws {
+        if !counters.isEmpty { try SyncBridge.run { try await self.remember(counters) } }
     }
 }
 
@@ -46,7 +42,7 @@ package enum HOTPCounters {
 
     /// `counters` raised by `more`, key by key.
     package static func merged(_ counters: [String: UInt64], _ more: [String: UInt64]) -> [String: UInt64] {
-        counters.merging(more, uniquingKeysWith: max)
+        counters.raised(by: more)
     }
 
     /// The highest counter `remembered` holds for `mechanism`'s key, under its fingerprint or
