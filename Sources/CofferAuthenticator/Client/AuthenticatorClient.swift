@@ -32,6 +32,10 @@ public final class AuthenticatorClient: @unchecked Sendable {
     private let keepCounter: (@Sendable (Mechanism) throws -> Void)?
     /// Receives a line for every refused or failed operation.
     public let logger: Logger
+    /// Where what the client takes away is kept for ``restore(trashID:replacing:)``: a removed
+    /// account, a mechanism a new enrolment or import replaced, an account's old names. `nil`
+    /// keeps nothing (removals are final).
+    public let trash: (any AccountTrash)?
 
     /// Creates a client over `storage`.
     ///
@@ -52,12 +56,14 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ///     counter durably, so that a process killed between the removal and whatever keeps the
     ///     mechanism afterwards (a trash) cannot lose it, and `counterFloor` finds it. When it
     ///     throws, nothing is taken out.
+    ///   - trash: Where what the client takes away is kept (``trash``); `nil` keeps nothing.
     public init(
         storage: any StorageClient, enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
         clock: @escaping @Sendable () -> Date = Date.init, counterFloor: (@Sendable (Mechanism) throws -> UInt64)? = nil,
-        keepCounter: (@Sendable (Mechanism) throws -> Void)? = nil
+        keepCounter: (@Sendable (Mechanism) throws -> Void)? = nil, trash: (any AccountTrash)? = nil
     ) {
         self.storage = storage
+        self.trash = trash
         self.enableCredentialCache = enableCredentialCache
         self.logger = logger
         self.clock = clock
@@ -75,18 +81,24 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ///   - storage: Where the accounts, mechanisms and notifications are kept.
     ///   - ledger: The store's record of counters: ``SealedCounterLedgerFile`` beside a
     ///     ``SQLiteStorageClient``; ``KeychainStorageClient`` and PostgreSQL's client are their own.
-    ///   - remembered: The mechanisms a trash keeps, if any.
-    ///   - enableCredentialCache: As ``init(storage:enableCredentialCache:logger:clock:counterFloor:keepCounter:)``.
+    ///   - remembered: The mechanisms kept elsewhere whose counters count too; by default, what
+    ///     `trash` keeps.
+    ///   - trash: Where removed, replaced and renamed accounts are kept for
+    ///     ``restore(trashID:replacing:)``: ``SealedTrashDirectory`` beside a ``SQLiteStorageClient``,
+    ///     ``MemoryTrash``, or one of your own; `nil` keeps nothing.
+    ///   - enableCredentialCache: As ``init(storage:enableCredentialCache:logger:clock:counterFloor:keepCounter:trash:)``.
     ///   - logger: Receives a line for every refused or failed operation (never a secret).
     ///   - clock: The time used for TOTP codes and new records.
     public convenience init(
         storage: any StorageClient, ledger: (any HOTPCounterLedger)?, remembered: (@Sendable () throws -> [Mechanism])? = nil,
-        enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
+        trash: (any AccountTrash)? = nil, enableCredentialCache: Bool = false, logger: Logger = Logger(label: "org.coffer.authenticator"),
         clock: @escaping @Sendable () -> Date = Date.init
     ) {
-        let floor = HOTPCounterFloor(storage: storage, ledger: ledger, remembered: remembered)
+        var kept = remembered
+        if kept == nil, let trash { kept = { @Sendable in try trash.entries().flatMap(\.mechanisms) } }
+        let floor = HOTPCounterFloor(storage: storage, ledger: ledger, remembered: kept)
         self.init(storage: storage, enableCredentialCache: enableCredentialCache, logger: logger, clock: clock,
-                  counterFloor: { try floor.floor(for: $0) }, keepCounter: { try ledger?.rememberBlocking([$0]) })
+                  counterFloor: { try floor.floor(for: $0) }, keepCounter: { try ledger?.rememberBlocking([$0]) }, trash: trash)
     }
 
     // MARK: - Accounts
@@ -129,8 +141,10 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// ``addAccount(uri:replacing:)`` with `replacing`, which also returns the mechanisms it
     /// replaced, each as it was when it was taken out (see ``takeOut(_:)``): what an undo keeps.
     /// A HOTP mechanism replaced by one with the same secret passes its counter on, so no code
-    /// issued from it is issued again.
-    public func replaceAccount(uri: String) throws(AuthenticatorError) -> (entry: AccountEntry, replaced: [Mechanism]) {
+    /// issued from it is issued again. With a ``trash``, what is replaced is put there first
+    /// (under `trashReason`) and rewritten as it was finally taken out; `trashID` names it.
+    public func replaceAccount(uri: String, trashReason: String = "replaced")
+        throws(AuthenticatorError) -> (entry: AccountEntry, replaced: [Mechanism], trashID: String?) {
         let parsed: MechanismURI.Parsed
         do {
             parsed = try MechanismURI.parse(uri, now: clock())
@@ -140,10 +154,13 @@ public final class AuthenticatorClient: @unchecked Sendable {
         return try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
+            let replacing = current.filter { old in parsed.mechanisms.contains { $0.type == old.type } }
+            let kept = try keepInTrash(existing, replacing, reason: trashReason)
             var replaced: [Mechanism] = []
-            for old in current where parsed.mechanisms.contains(where: { $0.type == old.type }) {
+            for old in replacing {
                 if let taken = try takeOut(old, from: storage) { replaced.append(taken) }
             }
+            try kept?.finish(with: replaced)
             let mechanisms = parsed.mechanisms.map { Self.carryingCounter(of: replaced, to: $0) }
             try insert(mechanisms, into: storage, accountIsNew: existing == nil)
             var account = parsed.account
@@ -153,7 +170,8 @@ public final class AuthenticatorClient: @unchecked Sendable {
                 account.displayAccountName = existing.displayAccountName
             }
             try write(storage.setAccount(account: account), "store the account", storage)
-            return (AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: []), replaced)
+            return (AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: []), replaced,
+                    kept?.id)
         }
     }
 
@@ -303,15 +321,26 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// Removes `account` with all its mechanisms and their notifications from storage (not just
     /// from what this client has seen). Each mechanism is taken out as ``takeOut(_:)`` does: a
     /// HOTP mechanism's counter is kept (`keepCounter`, the ledger) before it goes.
-    public func removeAccount(_ account: Account) throws(AuthenticatorError) {
+    ///
+    /// With a ``trash``, the account and its mechanisms go there first (a removal that fails
+    /// after that leaves a copy, never a loss), and the entry is rewritten with the mechanisms as
+    /// they were finally taken out (a HOTP code issued meanwhile is seen). Returns the entry's id
+    /// for ``restore(trashID:replacing:)``; `nil` without a trash.
+    @discardableResult
+    public func removeAccount(_ account: Account) throws(AuthenticatorError) -> String? {
         try withStorage { (storage) throws(AuthenticatorError) in
             guard let stored = storage.getAccount(accountIdentifier: account.identifier) else {
                 throw .notFound("The account \(account.issuer) / \(account.accountName)")
             }
-            for mechanism in storage.getMechanismsForAccount(account: stored) {
-                _ = try takeOut(mechanism, from: storage)
+            let mechanisms = storage.getMechanismsForAccount(account: stored)
+            let kept = try keepInTrash(stored, mechanisms, reason: "removed", always: true)
+            var taken: [Mechanism] = []
+            for mechanism in mechanisms {
+                if let out = try takeOut(mechanism, from: storage) { taken.append(out) }
             }
+            try kept?.finish(with: taken, keepingEmpty: true)
             try write(storage.removeAccount(account: stored), "remove the account", storage)
+            return kept?.id
         }
     }
 
@@ -392,6 +421,15 @@ public final class AuthenticatorClient: @unchecked Sendable {
     }
 
     /// Runs `body` with the storage under the lock and forgets the cached account list.
+    /// The stored account `identifier` changed by `change` in one step of the storage client.
+    func updatingAccount(_ identifier: String, _ change: @escaping (inout Account) throws -> Void) throws(AuthenticatorError) -> Account {
+        try withStorage { (storage) throws(AuthenticatorError) in
+            do { return try storage.updateAccount(accountIdentifier: identifier, change) } catch {
+                throw .storageFailed(operation: "update the account", cause: error)
+            }
+        }
+    }
+
     private func withStorage<R>(_ body: (any StorageClient) throws(AuthenticatorError) -> R) throws(AuthenticatorError) -> R {
         lock.lock()
         defer { lock.unlock() }

@@ -20,6 +20,16 @@ public enum AuthenticatorError: Error, Sendable {
     case invalidSecret(String)
     /// The storage client refused a write; `cause` is its `lastError` when it keeps one.
     case storageFailed(operation: String, cause: (any Error)?)
+    /// The client keeps no trash (``AuthenticatorClient/trash`` is `nil`), so nothing can be restored.
+    case noTrash
+    /// The trash entry `id` is there but does not open (`why`): damaged, swapped, or sealed under
+    /// a key that cannot be used now.
+    case trashEntryUnreadable(id: String, why: String)
+    /// The account has a mechanism of `type` again; restoring with `replacing` puts the kept one
+    /// back in its place (the current one goes to the trash).
+    case restoreClash(type: MechanismType, issuer: String, accountName: String, trashID: String)
+    /// A name given to an account cannot be used (`reason`).
+    case invalidName(String)
 }
 
 extension AuthenticatorError: LocalizedError {
@@ -45,6 +55,12 @@ extension AuthenticatorError: LocalizedError {
         case let .storageFailed(operation, cause):
             let detail = cause.map { ($0 as? LocalizedError)?.errorDescription ?? "\($0)" } ?? "the storage client returned false"
             return "Could not \(operation): \(detail)"
+        case .noTrash: return "This store keeps no trash, so nothing can be restored; give the client a trash (AccountTrash)."
+        case let .trashEntryUnreadable(id, why): return "The trash entry \(id) cannot be restored: \(why)."
+        case let .restoreClash(type, issuer, accountName, _):
+            return "\(issuer) / \(accountName) has a \(type.rawValue.uppercased()) mechanism again; restore with replacing to put the "
+                + "kept one back in its place (the current one goes to the trash)."
+        case .invalidName(let reason): return reason
         }
     }
 }

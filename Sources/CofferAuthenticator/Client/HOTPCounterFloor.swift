@@ -10,13 +10,13 @@ import Synchronization
 /// since each account's counter would issue the same codes. One secret is one HMAC key in every
 /// spelling (`OathKeyIdentity`).
 ///
-/// ``AuthenticatorClient/init(storage:ledger:remembered:enableCredentialCache:logger:clock:)``
+/// ``AuthenticatorClient/init(storage:ledger:remembered:trash:enableCredentialCache:logger:clock:)``
 /// applies it to every mechanism the client stores, and records each HOTP mechanism's counter
 /// in the ledger before the client takes it out.
 public final class HOTPCounterFloor: @unchecked Sendable {
     // @unchecked Sendable: `storage` (a StorageClient need not be Sendable) is only called from
-    // `floor(for:)` with `floors`' lock held; the other properties are immutable and Sendable.
-    private let floors: Mutex<[String: UInt64]?> = Mutex(nil)
+    // `floor(for:)` with `reading` held; the other properties are immutable and Sendable.
+    private let reading = Mutex(())
     private let storage: any StorageClient
     private let ledger: (any HOTPCounterLedger)?
     private let remembered: (@Sendable () throws -> [Mechanism])?
@@ -29,24 +29,20 @@ public final class HOTPCounterFloor: @unchecked Sendable {
         self.remembered = remembered
     }
 
-    /// The lowest counter `mechanism` may be stored with: read once per client (every secret's
-    /// highest counter), then raised by what the client stores.
+    /// The lowest counter `mechanism` may be stored with: the highest its secret was seen with,
+    /// read afresh each time (a long-lived client sees what it and other processes removed since).
     ///
     /// - Throws: ``HOTPCounterFloorError`` when another account holds the secret, or the ledger
     ///   or the remembered mechanisms cannot be read: a floor that is not known stops the add,
     ///   it is never taken for 0.
     public func floor(for mechanism: Mechanism) throws(HOTPCounterFloorError) -> UInt64 {
         guard mechanism.type == .hotp, let identity = mechanism.keyIdentity else { return 0 }
-        return try floors.withLock { cached throws(HOTPCounterFloorError) in
-            // Read afresh each time: a replacing add has taken the old one out by then.
+        return try reading.withLock { _ throws(HOTPCounterFloorError) in
             let live = storage.getAllAccounts().map { ($0, storage.getMechanismsForAccount(account: $0)) }
             for (account, mechanisms) in live where account.issuer != mechanism.issuer || account.accountName != mechanism.accountName {
                 if mechanisms.contains(where: { $0.type == .hotp && $0.keyIdentity == identity }) { throw .secretHeldBy(account) }
             }
-            if cached == nil { cached = try collect(live.flatMap(\.1)) }
-            let floor = HOTPCounters.floor(for: mechanism, in: cached ?? [:])
-            cached?[identity.fingerprint] = max(floor, mechanism.counter)
-            return floor
+            return HOTPCounters.floor(for: mechanism, in: try collect(live.flatMap(\.1)))
         }
     }
 

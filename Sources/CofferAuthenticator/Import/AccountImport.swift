@@ -39,8 +39,10 @@ extension AuthenticatorClient {
     /// already has a mechanism of that type; `overwrite` replaces a readable one), imported
     /// under a new id (its id belongs to another stored object, which is never replaced),
     /// unsupported (a type Coffer has no generator for) or refused (with why). The caller reads
-    /// the whole file before calling, so a file that cannot be read imports nothing.
-    public func importEntries(_ entries: [ImportEntry], overwrite: Bool) throws -> VaultImportReport {
+    /// the whole file before calling, so a file that cannot be read imports nothing. With the
+    /// client's ``trash``, what `overwrite` replaced is kept there, an entry per account
+    /// (``VaultImportReport/trashed``), under `trashReason`.
+    public func importEntries(_ entries: [ImportEntry], overwrite: Bool, trashReason: String = "overwritten by import") throws -> VaultImportReport {
         var report = VaultImportReport()
         var valid: [(parsed: MechanismURI.Parsed, uuid: String?, title: String)] = []
         for entry in entries {
@@ -69,6 +71,13 @@ extension AuthenticatorClient {
             } catch {
                 guard case .duplicateMechanism = error else { throw error }
                 report.skippedExisting.append(title)
+            }
+        }
+        if let trash {
+            for group in Dictionary(grouping: report.replaced, by: \.accountIdentifier).values {
+                let account = self.account(identifier: group[0].accountIdentifier)?.account
+                    ?? Account(issuer: group[0].issuer, accountName: group[0].accountName)
+                report.trashed.append(.init(account: account, id: try trash.put(account, group, reason: trashReason)))
             }
         }
         return report

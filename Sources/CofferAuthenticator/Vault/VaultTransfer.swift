@@ -19,6 +19,17 @@ public struct VaultImportReport: Sendable, Equatable {
     /// The mechanisms `overwrite` replaced, each as it was when it was taken out (what an undo
     /// keeps).
     public var replaced: [Mechanism] = []
+    /// With the client's trash: each account whose mechanisms `overwrite` replaced, with the id
+    /// of the trash entry that keeps them (``AuthenticatorClient/restore(trashID:replacing:)``).
+    public var trashed: [Trashed] = []
+
+    /// An account whose replaced mechanisms the trash keeps.
+    public struct Trashed: Sendable, Equatable {
+        /// The account as it is stored.
+        public var account: Account
+        /// The trash entry's id.
+        public var id: String
+    }
 }
 
 extension AuthenticatorClient {

@@ -50,9 +50,8 @@ struct AddCommand: AsyncParsableCommand {
             let numbered = try resolvedURIs()
             let uris = numbered.map(\.text)
             let keyBefore = options.recordedKeyLocation()
-            let (authenticator, storage) = try options.open()
+            let (authenticator, _) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
-            let trash = Trash(storage: storage, dataDirectory: options.data.directory)
             var failures = 0
             for (number, uri) in numbered {
                 do {
@@ -60,10 +59,9 @@ struct AddCommand: AsyncParsableCommand {
                     let entry: AccountEntry
                     do {
                         if replace {
-                            let (added, replaced) = try authenticator.replaceAccount(uri: uri)
+                            let (added, _, trashID) = try authenticator.replaceAccount(uri: uri, trashReason: "replaced by add --replace")
                             entry = added
-                            if let trash, !replaced.isEmpty {
-                                let id = try trash.put(added.account, replaced, reason: "replaced by add --replace")
+                            if let id = trashID {
                                 StandardStreams.note("coffer: note: what \(AccountQuery.title(added.account)) had is in the trash; "
                                     + "coffer restore \(id) --replace brings it back")
                             }

@@ -123,7 +123,8 @@ struct AuthenticatorOptions: ParsableArguments {
         // The library keeps the HOTP counter rule (HOTPCounterFloor): the store's ledger, and
         // the mechanisms the trash keeps.
         var remembered: (@Sendable () throws -> [Mechanism])?
-        if let trash = Trash(storage: storage, dataDirectory: data.directory) {
+        let trash = try ToolTrash.of(storage, dataDirectory: data.directory)
+        if let trash {
             remembered = {
                 do {
                     return try trash.entries().flatMap(\.mechanisms)
@@ -135,7 +136,7 @@ struct AuthenticatorOptions: ParsableArguments {
             }
         }
         let client = AuthenticatorClient(storage: storage, ledger: CounterLedgers.of(storage, dataDirectory: data.directory),
-                                         remembered: remembered, logger: logger)
+                                         remembered: remembered, trash: trash, logger: logger)
         return (client, storage)
     }
 }

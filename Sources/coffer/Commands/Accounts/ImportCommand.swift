@@ -69,16 +69,11 @@ struct ImportCommand: AsyncParsableCommand {
                 try password.password(prompt: "Password of the \(read.count == 1 ? read[0].format.name : "export"): ", confirm: false)
             }
             let keyBefore = options.recordedKeyLocation()
-            let (authenticator, storage) = try options.open()
+            let (authenticator, _) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
             var report = try authenticator.importEntries(contents.entries, overwrite: overwrite)
-            if let trash = Trash(storage: storage, dataDirectory: options.data.directory) {
-                for group in Dictionary(grouping: report.replaced, by: { Account.identifier(issuer: $0.issuer, accountName: $0.accountName) }).values {
-                    let account = storage.getAccount(accountIdentifier: Account.identifier(issuer: group[0].issuer, accountName: group[0].accountName))
-                        ?? Account(issuer: group[0].issuer, accountName: group[0].accountName)
-                    let id = try trash.put(account, group, reason: "overwritten by import")
-                    report.notes.append("\(AccountQuery.title(account)): what it had is in the trash; coffer restore \(id) --replace brings it back")
-                }
+            for kept in report.trashed {
+                report.notes.append("\(AccountQuery.title(kept.account)): what it had is in the trash; coffer restore \(kept.id) --replace brings it back")
             }
             report.notes += contents.notes
             print("Imported \(report.imported.count) account(s) from " + (files.count > 1 ? "\(files.count) files (\(name))." : "the \(name)."))

@@ -30,7 +30,7 @@ struct MigrateCommand: AsyncParsableCommand {
             // only a later migration from this same store finishes an interrupted one.
             // The HOTP counters the source remembers (its ledger and, for SQLite, its trash) go
             // with the accounts, so a secret added again to the target goes on where it left off.
-            let trash = Trash(storage: source, dataDirectory: options.data.directory)
+            let trash = try ToolTrash.of(source, dataDirectory: options.data.directory)
             let trashed: [Mechanism]
             do {
                 trashed = try trash?.entries().flatMap(\.mechanisms) ?? []

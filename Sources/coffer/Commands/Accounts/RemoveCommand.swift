@@ -24,27 +24,15 @@ struct RemoveCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let trash = Trash(storage: storage, dataDirectory: options.data.directory)
             let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query, unchanged: "nothing was removed")
             if !yes {
                 print("Remove \(AccountQuery.title(entry.account)) and its \(entry.mechanisms.count) mechanism(s)? [y/N] ", terminator: "")
                 let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                 guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was removed") }
             }
-            // Into the trash first: a removal that fails after it leaves a copy, never a loss.
-            // Then each mechanism is taken out as it is at that moment (a HOTP code issued
-            // meanwhile is seen), and the entry is rewritten with the counters it ended with.
-            let trashedAt = Date()
-            let id = try trash?.put(entry.account, entry.mechanisms, reason: "removed", now: trashedAt)
-            var taken: [Mechanism] = []
-            for mechanism in entry.mechanisms {
-                if let out = try authenticator.takeOut(mechanism) { taken.append(out) }
-            }
-            if let trash, let id {
-                try trash.update(id, account: entry.account, mechanisms: taken, reason: "removed", trashedAt: trashedAt)
-            }
-            try authenticator.removeAccount(entry.account)
-            let days = try Trash.keepDays
+            // The library keeps it in the trash first, then takes each mechanism out as it is.
+            let id = try authenticator.removeAccount(entry.account)
+            let days = try ToolTrash.keepDays
             print("Removed \(AccountQuery.title(entry.account))." + (id.map { " coffer restore \($0) brings it back (kept \(days) days)." } ?? ""))
         }
     }

@@ -23,25 +23,19 @@ struct RenameCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             guard issuer != nil || account != nil else { throw CommandFailure("give --issuer, --account or both") }
-            let newIssuer = issuer?.trimmingCharacters(in: .whitespaces), newAccount = account?.trimmingCharacters(in: .whitespaces)
-            guard newIssuer?.isEmpty != true, newAccount?.isEmpty != true else { throw CommandFailure("a name must not be empty") }
-            // As `add` refuses them in a URI: a name is printed, and must not rewrite the terminal.
-            for name in [newIssuer, newAccount].compactMap({ $0 }) where name.unicodeScalars.contains(where: MechanismURI.isControl) {
-                throw CommandFailure("a name must not contain control characters")
-            }
             let (authenticator, storage) = try options.open()
-            var renamed = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query, unchanged: "nothing was renamed").account
-            // One step of the storage client: a lock or removal by another process meanwhile
-            // is neither undone nor brought back.
-            let before = renamed
-            let id = try Trash(storage: storage, dataDirectory: options.data.directory)?.put(before, [], reason: "renamed")
+            let found = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory),
+                                             query: query, unchanged: "nothing was renamed").account
+            // The library checks the names, keeps the old ones in the trash and renames in one
+            // step of the storage client (a lock or removal meanwhile is neither undone nor brought back).
+            let renamed: Account, id: String?
             do {
-                renamed = try storage.updateAccount(accountIdentifier: renamed.identifier) { account in
-                    if let newIssuer { account.displayIssuer = newIssuer == account.issuer ? nil : newIssuer }
-                    if let newAccount { account.displayAccountName = newAccount == account.accountName ? nil : newAccount }
-                }
+                (renamed, id) = try authenticator.rename(found, issuer: issuer, accountName: account)
+            } catch AuthenticatorError.invalidName(let reason) {
+                throw CommandFailure(reason)
             } catch {
-                throw CommandFailure("the account could not be renamed: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+                throw CommandFailure("the account could not be renamed: \((error as? LocalizedError)?.errorDescription ?? "\(error)")",
+                                     status: ExitStatus.of(error))
             }
             print("Renamed to \(AccountQuery.title(renamed))." + (id.map { " coffer restore \($0) puts the old names back." } ?? ""))
         }

@@ -35,7 +35,7 @@ struct TrashCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (_, storage) = try options.open()
-            guard let trash = Trash(storage: storage, dataDirectory: options.data.directory) else {
+            guard let trash = try ToolTrash.of(storage, dataDirectory: options.data.directory) else {
                 throw CommandFailure("only the sqlite backend keeps a trash; with \(try options.backend().rawValue), a removal is final")
             }
             if empty {
@@ -100,56 +100,25 @@ struct RestoreCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            guard let trash = Trash(storage: storage, dataDirectory: options.data.directory) else {
+            guard let trash = try ToolTrash.of(storage, dataDirectory: options.data.directory) else {
                 throw CommandFailure("only the sqlite backend keeps a trash")
             }
-            let entries = try trash.entries()
-            guard let entry = entries.first(where: { $0.id == id.lowercased() }) else {
+            let entry: TrashEntry
+            do {
+                entry = try authenticator.restore(trashID: id, replacing: replace)
+            } catch AuthenticatorError.trashEntryUnreadable(let name, let why) {
                 // An entry that does not open is not an absent one.
-                if let waiting = try trash.damaged().first(where: { $0.name == id.lowercased() }) {
-                    if let failure = trash.keyFailure(waiting: 1) { throw failure }
-                    throw CommandFailure("the trash entry \(waiting.name) cannot be restored: \(waiting.why)")
-                }
+                if let failure = trash.keyFailure(waiting: 1) { throw failure }
+                throw CommandFailure("the trash entry \(name) cannot be restored: \(why)")
+            } catch AuthenticatorError.notFound(let what) where what.hasPrefix("The trash entry") {
                 throw CommandFailure.noMatch("nothing in the trash has the id '\(id)'; coffer trash lists them")
+            } catch AuthenticatorError.restoreClash(let type, let issuer, let accountName, let trashID) {
+                throw CommandFailure("\(ImportEntry.printable("\(issuer): \(accountName)")) has a \(type.rawValue.uppercased()) mechanism again; "
+                    + "coffer restore \(trashID) --replace puts the old one back in its place (the current one goes to the trash)")
+            } catch AuthenticatorError.notFound(let what) {
+                throw CommandFailure("\(what.replacingOccurrences(of: " (restore the account first)", with: "")) is no longer stored; restore the account first")
             }
-            let title = AccountQuery.title(entry.account)
-            if entry.mechanisms.isEmpty {
-                try restoreNames(entry, storage, trash)
-            } else {
-                try restoreMechanisms(entry, authenticator, storage, trash)
-            }
-            try trash.remove(entry.id)
-            print("Restored \(title) (\(entry.reason) \(entry.trashedAt.formatted(.relative(presentation: .named)))).")
-        }
-    }
-
-    private func restoreNames(_ entry: Trash.Entry, _ storage: any StorageClient, _ trash: Trash) throws {
-        guard let current = storage.getAccount(accountIdentifier: entry.account.identifier) else {
-            throw CommandFailure("\(AccountQuery.title(entry.account)) is no longer stored; restore the account first")
-        }
-        try trash.put(current, [], reason: "renamed by restore")
-        _ = try storage.updateAccount(accountIdentifier: current.identifier) { account in
-            account.displayIssuer = entry.account.displayIssuer
-            account.displayAccountName = entry.account.displayAccountName
-        }
-    }
-
-    private func restoreMechanisms(_ entry: Trash.Entry, _ authenticator: AuthenticatorClient, _ storage: any StorageClient,
-                                   _ trash: Trash) throws {
-        let existing = storage.getAccount(accountIdentifier: entry.account.identifier)
-        let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
-        if let clash = current.first(where: { now in entry.mechanisms.contains { $0.type == now.type } }), !replace {
-            throw CommandFailure("\(AccountQuery.title(entry.account)) has a \(clash.type.rawValue.uppercased()) mechanism again; "
-                + "coffer restore \(entry.id) --replace puts the old one back in its place (the current one goes to the trash)")
-        }
-        // Through the client: a mechanism it replaces is taken out as it is at that moment (its
-        // last counter kept), and a HOTP counter starts at the highest its secret was seen with.
-        var replaced: [Mechanism] = []
-        for mechanism in entry.mechanisms {
-            replaced += try authenticator.add(account: existing ?? entry.account, mechanism: mechanism, replacing: replace)
-        }
-        if !replaced.isEmpty {
-            try trash.put(existing ?? entry.account, replaced, reason: "replaced by restore")
+            print("Restored \(AccountQuery.title(entry.account)) (\(entry.reason) \(entry.trashedAt.formatted(.relative(presentation: .named)))).")
         }
     }
 }
