@@ -315,7 +315,17 @@ public final class AuthenticatorClient: @unchecked Sendable {
 
     /// The account with `identifier` (see ``Account/identifier``), with what belongs to it.
     public func account(identifier: String) -> AccountEntry? {
-        accounts { $0.identifier == identifier }.first
+        lock.withLock { storage.getAccount(accountIdentifier: identifier).map { assemble([$0])[0] } }
+    }
+
+    /// The stored account with `identifier` (one lookup), without what belongs to it.
+    func account(storedAs identifier: String) -> Account? {
+        lock.withLock { storage.getAccount(accountIdentifier: identifier) }
+    }
+
+    /// Every stored account, without what belongs to them.
+    func allAccounts() -> [Account] {
+        lock.withLock { storage.getAllAccounts() }
     }
 
     /// Removes `account` with all its mechanisms and their notifications from storage (not just

@@ -23,7 +23,7 @@ enum AccountCompletion {
         // A name with characters the tool escapes (a line feed, ESC: only a crafted database
         // holds one) cannot be typed, so it is not offered.
         let typable = titles.filter { TerminalText.escaped($0) == $0 }
-        return withSharedPart(AccountQuery.matchingTitles(prefix, in: typable).sorted())
+        return withSharedPart(AccountSearch.matchingTitles(prefix, in: typable).sorted())
     }
 
     /// `matches`, and what they all begin with when the next character of each is one the shell

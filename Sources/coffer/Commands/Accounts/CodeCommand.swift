@@ -51,7 +51,7 @@ struct CodeCommand: AsyncParsableCommand {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
             let matched = try AccountQuery.entries(matching: query, authenticator, storage)
-            let entries = AccountQuery.sorted(matched.filter { $0.mechanisms.contains { $0.type != .push } })
+            let entries = AccountSearch.sorted(matched.filter { $0.mechanisms.contains { $0.type != .push } })
             let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory)
             guard !entries.isEmpty else {
                 if let unreadable { throw unreadable }

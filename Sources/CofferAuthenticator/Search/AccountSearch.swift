@@ -1,0 +1,91 @@
+import Foundation
+
+/// Finds accounts by what a person types, the way they are printed (`Issuer: account`).
+///
+/// - `Issuer: account` as printed, or `Issuer:account`, is an exact match. The printed form
+///   splits at its first `: `, so an issuer that itself contains `:` is named exactly: `a:b: c`
+///   is issuer `a:b`, account `c` (and `a:b:c` matches both it and `a` / `b:c`).
+/// - Anything else matches a part of the issuer or the account name.
+/// - Both the names shown (after a rename) and the names the issuer gave count.
+/// - Case, accents and width do not matter: `jurgen` finds `Jürgen`.
+///
+/// ```swift
+/// let found = client.entries(matching: "github")   // every account whose names contain it
+/// let exact = client.entries(matching: "GitHub: alice")
+/// ```
+public enum AccountSearch {
+    /// The accounts among `accounts` that `query` names (all of them for `nil` or blank).
+    public static func matches(_ query: String?, in accounts: [Account]) -> [Account] {
+        guard let query, !query.trimmingCharacters(in: .whitespaces).isEmpty else { return accounts }
+        let folded = fold(query)
+        let exact = accounts.filter { account in
+            [(account.shownIssuer, account.shownAccountName), (account.issuer, account.accountName)].contains { issuer, name in
+                // `Issuer: account` as printed splits at the first ": "; without a space, any ':' may.
+                folded == fold("\(issuer): \(name)") || (!folded.contains(": ") && folded == fold("\(issuer):\(name)"))
+            }
+        }
+        if !exact.isEmpty { return exact }
+        return accounts.filter { account in
+            [account.issuer, account.accountName, account.shownIssuer, account.shownAccountName, "\(account.shownIssuer): \(account.shownAccountName)"]
+                .contains { fold($0).contains(folded) }
+        }
+    }
+
+    /// The identifiers `query` may name exactly, split at each of its `:` (`Issuer:account` as
+    /// the issuer gave it), for a direct lookup without listing every account.
+    public static func candidateIdentifiers(_ query: String) -> [String] {
+        let text = query.trimmingCharacters(in: .whitespaces)
+        var identifiers: [String] = []
+        for colon in text.indices where text[colon] == ":" {
+            let issuer = String(text[..<colon]).trimmingCharacters(in: .whitespaces)
+            let name = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            guard !issuer.isEmpty, !name.isEmpty else { continue }
+            identifiers.append(Account.identifier(issuer: issuer, accountName: name))
+        }
+        return identifiers
+    }
+
+    /// The titles among `titles` that `query` matches as a query would (part of either name,
+    /// folded), for completion.
+    public static func matchingTitles(_ query: String, in titles: [String]) -> [String] {
+        let folded = fold(query)
+        guard !folded.isEmpty else { return titles }
+        return titles.filter { fold($0).contains(folded) }
+    }
+
+    /// `entries` by issuer, then account name, as shown (case and accents folded), then by when
+    /// they were added: the order a listing prints.
+    public static func sorted(_ entries: [AccountEntry]) -> [AccountEntry] {
+        entries.sorted { a, b in
+            let left = (fold(a.account.shownIssuer), fold(a.account.shownAccountName))
+            let right = (fold(b.account.shownIssuer), fold(b.account.shownAccountName))
+            return left != right ? left < right : a.account.timeAdded < b.account.timeAdded
+        }
+    }
+
+    /// Case-, accent- and width-insensitive, surrounding whitespace trimmed. ASCII text (most
+    /// names) takes a short way: Foundation's folding cost 90% of matching 1,000 accounts.
+    static func fold(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            var bytes = Array(text.utf8)
+            while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+            let start = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
+            return String(decoding: bytes[start...].map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        return text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+            .trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension AuthenticatorClient {
+    /// The accounts `query` names (``AccountSearch``), with their mechanisms and notifications;
+    /// every account for `nil`. `Issuer:account` typed as the issuer gave it is looked up
+    /// directly (an indexed lookup per `:`), without listing every account.
+    public func entries(matching query: String?) -> [AccountEntry] {
+        if let query {
+            let direct = AccountSearch.candidateIdentifiers(query).compactMap { account(storedAs: $0) }
+            if direct.count == 1 { return entries(for: direct) }
+        }
+        return entries(for: AccountSearch.matches(query, in: allAccounts()))
+    }
+}
