@@ -16,12 +16,6 @@ enum ToolTrash {
             return days
         }
     }
-
-    /// The trash of the accounts in `storage`, when it is the SQLite store; `nil` otherwise.
-    static func of(_ storage: any StorageClient, dataDirectory: URL) throws -> SealedTrashDirectory? {
-        guard let sqlite = storage as? SQLiteStorageClient else { return nil }
-        return SealedTrashDirectory(dataDirectory: dataDirectory, store: sqlite, keepDays: try keepDays)
-    }
 }
 
 extension SealedTrashDirectory {
@@ -31,15 +25,5 @@ extension SealedTrashDirectory {
         guard count > 0, let problem = keyProblem else { return nil }
         return CommandFailure("\(UnreadableRecords.keyAdvice(problem)) Until then \(count) trash "
             + "\(count == 1 ? "entry stays" : "entries stay") sealed, as they are.", status: ExitStatus.of(problem))
-    }
-}
-
-/// The HOTP counter ledger of the accounts in `storage`: beside the SQLite store, in the keyring
-/// with the keyring's items, in the database with PostgreSQL's rows; `nil` for a store that
-/// keeps none (only a store of your own).
-enum CounterLedgers {
-    static func of(_ storage: any StorageClient, dataDirectory: URL) -> (any HOTPCounterLedger)? {
-        if let sqlite = storage as? SQLiteStorageClient { return SealedCounterLedgerFile(dataDirectory: dataDirectory, store: sqlite) }
-        return storage as? any HOTPCounterLedger
     }
 }

@@ -5,19 +5,8 @@ import Foundation
 import Logging
 import CofferStorage
 
-/// Where the authenticator keeps accounts.
-enum AuthenticatorBackend: String, ExpressibleByArgument, CaseIterable {
-    /// `authenticator.sqlite` in the data directory (the default).
-    case sqlite
-    /// The OS keyring, one sealed item per object.
-    case keychain
-    /// A PostgreSQL database (``PostgresBackend``: `COFFER_DATABASE_URL`, `COFFER_DATABASE_KEK`,
-    /// `COFFER_OWNER`).
-    case postgres
-
-    /// The names, for messages: "sqlite, keychain or postgres".
-    static var names: String { "sqlite, keychain or postgres" }
-}
+/// `--backend sqlite|keychain|postgres`: the library's `AuthenticatorBackend`.
+extension AuthenticatorBackend: ExpressibleByArgument {}
 
 /// Options of every command that reads or changes accounts.
 struct AuthenticatorOptions: ParsableArguments {
@@ -36,36 +25,10 @@ struct AuthenticatorOptions: ParsableArguments {
             valueName: "sqlite|keychain|postgres"))
     var explicitBackend: AuthenticatorBackend?
 
-    /// The file in the data directory that records where accounts are kept, written by
-    /// `coffer migrate` so that plain commands follow the accounts.
-    static let backendRecord = "authenticator.backend"
-
-    /// The backend in effect: `--backend`, `$COFFER_BACKEND`, the recorded one, or sqlite.
+    /// The backend in effect: `--backend`, `$COFFER_BACKEND`, the one recorded in the data
+    /// directory by `coffer migrate`, or sqlite (the library's `AuthenticatorBackend.chosen`).
     func backend() throws -> AuthenticatorBackend {
-        if let explicitBackend { return explicitBackend }
-        if let variable = ProcessInfo.processInfo.environment["COFFER_BACKEND"], !variable.isEmpty {
-            guard let backend = AuthenticatorBackend(rawValue: variable) else {
-                throw CommandFailure("COFFER_BACKEND is '\(variable)'; for accounts it must be \(AuthenticatorBackend.names) "
-                    + "(coffer store reads COFFER_STORE_BACKEND)")
-            }
-            return backend
-        }
-        return try Self.recordedBackend(in: data.directory) ?? .sqlite
-    }
-
-    /// The backend `coffer migrate` recorded in `directory`, if any.
-    static func recordedBackend(in directory: URL) throws -> AuthenticatorBackend? {
-        let record = RecordFile(directory.appendingPathComponent(backendRecord))
-        guard let text = try record.read() else { return nil }
-        guard let backend = AuthenticatorBackend(rawValue: text) else {
-            throw CommandFailure("\(record.path) does not say \(AuthenticatorBackend.names); put one of them in it, or remove it")
-        }
-        return backend
-    }
-
-    /// Records `backend` as where the accounts are (after a migration).
-    static func record(_ backend: AuthenticatorBackend, in directory: URL) throws {
-        try RecordFile(directory.appendingPathComponent(backendRecord)).write(backend.rawValue)
+        try AuthenticatorBackend.chosen(explicit: explicitBackend, directory: data.directory)
     }
 
     /// Where the chosen backend keeps accounts, in words.
@@ -101,30 +64,11 @@ struct AuthenticatorOptions: ParsableArguments {
     ///   is in a keyring this session cannot reach opens all the same, with every sealed field
     ///   closed and `keyProblem` saying why.
     func open(backend chosen: AuthenticatorBackend? = nil, keyless: Bool = false) throws -> (AuthenticatorClient, any StorageClient) {
-        let logger = Logger(label: "coffer")
-        let storage: any StorageClient
-        switch try chosen ?? backend() {
-        case .sqlite:
-            Self.finishInterruptedKeyMove(in: data.directory)
-            if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: data.directory)) == .tpm { TPMNetworkWarning.warnIfNetwork() }
-            do {
-                storage = try DefaultAuthenticatorStorage.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask,
-                                                               passphrase: KeyPassphrase.ask)
-            } catch KeyStoreSelection.SelectionError.keyringRequired(let keyring) {
-                let failure = CommandFailure(KeyringAdvice.unreachable(keyring), status: ExitStatus.of(keyring))
-                let path = DefaultAuthenticatorStorage.databaseURL(in: data.directory).path
-                guard keyless, FileManager.default.fileExists(atPath: path) else { throw failure }
-                storage = try SQLiteStorageClient(path: path, encryptor: UnreachableKey(reason: KeyringUnreachable(advice: failure.description)), logger: logger)
-            }
-        case .keychain: storage = try KeychainStorageClient.make(logger: logger)
-        case .postgres: storage = try PostgresBackend.open(directory: data.directory, logger: logger)
-        }
-        // A HOTP secret seen before starts where it left off, whatever adds it (see CounterFloor).
-        // The library keeps the HOTP counter rule (HOTPCounterFloor): the store's ledger, and
-        // the mechanisms the trash keeps.
+        let store = try openStore(backend: chosen, keyless: keyless)
+        // The library keeps the rules (the HOTP counter floor over the store's ledger and what
+        // its trash keeps); the tool only words a trash that cannot be read.
         var remembered: (@Sendable () throws -> [Mechanism])?
-        let trash = try ToolTrash.of(storage, dataDirectory: data.directory)
-        if let trash {
+        if let trash = store.trash as? SealedTrashDirectory {
             remembered = {
                 do {
                     return try trash.entries().flatMap(\.mechanisms)
@@ -135,9 +79,35 @@ struct AuthenticatorOptions: ParsableArguments {
                 }
             }
         }
-        let client = AuthenticatorClient(storage: storage, ledger: CounterLedgers.of(storage, dataDirectory: data.directory),
-                                         remembered: remembered, trash: trash, logger: logger)
-        return (client, storage)
+        return (store.makeClient(remembered: remembered, logger: Logger(label: "coffer")), store.storage)
+    }
+
+    /// Opens the store of the chosen backend (or `backend`) with its ledger and trash, through
+    /// the library's `AuthenticatorBackend.open`; the tool adds its prompts, the finishing of a
+    /// killed key move with a note, and (for `keyless`) a SQLite store whose key is unreachable.
+    ///
+    /// - Parameter keyless: For a command that needs no secret (`list`): a SQLite store whose key
+    ///   is in a keyring this session cannot reach opens all the same, with every sealed field
+    ///   closed and `keyProblem` saying why.
+    func openStore(backend chosen: AuthenticatorBackend? = nil, keyless: Bool = false) throws -> AuthenticatorStore {
+        let logger = Logger(label: "coffer")
+        let backend = try chosen ?? backend()
+        let trashDays = try ToolTrash.keepDays
+        if backend == .sqlite {
+            Self.finishInterruptedKeyMove(in: data.directory)
+            if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: data.directory)) == .tpm { TPMNetworkWarning.warnIfNetwork() }
+        }
+        do {
+            return try backend.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask,
+                                    trashDays: trashDays) { try PostgresBackend.open(directory: data.directory, logger: logger) }
+        } catch KeyStoreSelection.SelectionError.keyringRequired(let keyring) {
+            let failure = CommandFailure(KeyringAdvice.unreachable(keyring), status: ExitStatus.of(keyring))
+            let path = DefaultAuthenticatorStorage.databaseURL(in: data.directory).path
+            guard keyless, FileManager.default.fileExists(atPath: path) else { throw failure }
+            let storage = try SQLiteStorageClient(path: path, encryptor: UnreachableKey(reason: KeyringUnreachable(advice: failure.description)),
+                                                  logger: logger)
+            return AuthenticatorStore(sqlite: storage, directory: data.directory, trashDays: trashDays)
+        }
     }
 }
 

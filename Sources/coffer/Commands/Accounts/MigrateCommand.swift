@@ -24,13 +24,13 @@ struct MigrateCommand: AsyncParsableCommand {
         try await reportingErrors {
             let from = try options.backend()
             guard from != to else { throw CommandFailure("the accounts are already in \(to.rawValue); choose the other backend") }
-            let (_, source) = try options.open()
-            let target = try options.open(backend: to).1
+            let sourceStore = try options.openStore(), targetStore = try options.openStore(backend: to)
+            let source = sourceStore.storage, target = targetStore.storage
             // The source's name is recorded in the lock the copies hold while they move, so that
             // only a later migration from this same store finishes an interrupted one.
             // The HOTP counters the source remembers (its ledger and, for SQLite, its trash) go
             // with the accounts, so a secret added again to the target goes on where it left off.
-            let trash = try ToolTrash.of(source, dataDirectory: options.data.directory)
+            let trash = sourceStore.trash as? SealedTrashDirectory
             let trashed: [Mechanism]
             do {
                 trashed = try trash?.entries().flatMap(\.mechanisms) ?? []
@@ -40,10 +40,9 @@ struct MigrateCommand: AsyncParsableCommand {
             }
             let report = try StorageMigration.move(
                 from: source, to: target, sourceName: "\(from.rawValue) \(try options.location())",
-                sourceLedger: CounterLedgers.of(source, dataDirectory: options.data.directory),
-                targetLedger: CounterLedgers.of(target, dataDirectory: options.data.directory), remembered: trashed)
+                sourceLedger: sourceStore.ledger, targetLedger: targetStore.ledger, remembered: trashed)
             // Plain commands follow the accounts from now on.
-            try AuthenticatorOptions.record(to, in: options.data.directory)
+            try AuthenticatorBackend.record(to, in: options.data.directory)
             let token = report.pushDeviceToken ? " and the push device token" : ""
             print("Moved \(report.accounts) account(s), \(report.mechanisms) mechanism(s), \(report.notifications) notification(s)\(token) "
                 + "from \(from.rawValue) to \(to.rawValue).")
@@ -55,7 +54,7 @@ struct MigrateCommand: AsyncParsableCommand {
                 StandardStreams.note("coffer: note: the trash (\(entries.count) entries) stays with the sqlite store; "
                     + "coffer trash --backend sqlite lists it")
             }
-            print("Commands now use \(to.rawValue) (recorded in \(options.data.directory.appendingPathComponent(AuthenticatorOptions.backendRecord).path)).")
+            print("Commands now use \(to.rawValue) (recorded in \(options.data.directory.appendingPathComponent(AuthenticatorBackend.recordName).path)).")
         }
     }
 }

@@ -34,8 +34,8 @@ struct TrashCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (_, storage) = try options.open()
-            guard let trash = try ToolTrash.of(storage, dataDirectory: options.data.directory) else {
+            let (authenticator, _) = try options.open()
+            guard let trash = authenticator.trash as? SealedTrashDirectory else {
                 throw CommandFailure("only the sqlite backend keeps a trash; with \(try options.backend().rawValue), a removal is final")
             }
             if empty {
@@ -99,8 +99,8 @@ struct RestoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (authenticator, storage) = try options.open()
-            guard let trash = try ToolTrash.of(storage, dataDirectory: options.data.directory) else {
+            let (authenticator, _) = try options.open()
+            guard let trash = authenticator.trash as? SealedTrashDirectory else {
                 throw CommandFailure("only the sqlite backend keeps a trash")
             }
             let entry: TrashEntry
