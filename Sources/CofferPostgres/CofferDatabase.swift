@@ -117,7 +117,7 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
     /// Runs the pool, and the listener for other instances' changes, until cancelled or shut
     /// down gracefully.
     public func run() async throws {
-        await withTaskExecutorPreference(PoolExecutor.shared) { await runPool() }
+        await withTaskExecutorPreference(OffPoolExecutor.shared) { await runPool() }
     }
 
     private func runPool() async {

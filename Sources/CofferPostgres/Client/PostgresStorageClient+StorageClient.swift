@@ -1,3 +1,4 @@
+import CofferStorage
 import CofferMFAEngine
 import CofferAuthenticator
 import Foundation

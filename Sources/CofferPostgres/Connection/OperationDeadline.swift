@@ -1,3 +1,4 @@
+import CofferStorage
 import Logging
 import Synchronization
 
@@ -26,7 +27,7 @@ struct OperationDeadline: Sendable {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     race.begin(continuation)
-                    let work = Task(executorPreference: PoolExecutor.shared) {
+                    let work = Task(executorPreference: OffPoolExecutor.shared) {
                         let outcome: Result<R, any Error>
                         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
                         // Done after the caller was told it had failed: say so when it took effect.
@@ -35,7 +36,7 @@ struct OperationDeadline: Sendable {
                                            metadata: ["operation": "\(operation)"])
                         }
                     }
-                    let timer = Task(executorPreference: PoolExecutor.shared) {
+                    let timer = Task(executorPreference: OffPoolExecutor.shared) {
                         guard (try? await Task.sleep(for: duration)) != nil else { return }
                         race.finish(.failure(PostgresStorageError(.unavailable,
                             "The database did not answer within \(duration) while trying to \(operation). Check that the server "

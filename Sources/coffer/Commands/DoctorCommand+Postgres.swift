@@ -1,3 +1,4 @@
+import CofferStorage
 import CofferMFAEngine
 import CofferAuthenticator
 import CofferPostgres
@@ -39,7 +40,7 @@ extension DoctorCommand {
             options.listensForChanges = false
             options.operationTimeout = .seconds(5)
             let database = try CofferDatabase(configuration: .init(url: url, keyEncryptionKey: kek, options: options))
-            Task.detached { try? await database.run() }
+            try CommandServices.start(database)
             let version = try SyncBridge.run { try await database.schemaVersion() }
             report(.ok, "postgres connection", "the server answers")
             switch version.database {

@@ -27,6 +27,11 @@ struct DoctorCommand: AsyncParsableCommand {
     enum Outcome: String { case ok, note, fail = "FAIL" }
 
     func run() async throws {
+        // The PostgreSQL check starts a connection pool: it runs in this command's task group.
+        try await CommandServices.running { try await check() }
+    }
+
+    private func check() async throws {
         var failed = false
         func report(_ outcome: Outcome, _ check: String, _ detail: String) {
             if outcome == .fail { failed = true }

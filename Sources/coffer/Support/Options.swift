@@ -57,7 +57,7 @@ extension ParsableCommand {
     /// status of its kind (``ExitStatus/of(_:)``).
     func reportingErrors(_ body: () async throws -> Void) async throws {
         do {
-            try await body()
+            try await CommandServices.running(body)
         } catch let error as any ExitCodeConvertible & Error {
             throw error
         } catch let error as CleanExit {

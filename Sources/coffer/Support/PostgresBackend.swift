@@ -78,10 +78,9 @@ enum PostgresBackend {
         options.maximumConnections = 4
         let database = try CofferDatabase(configuration: .init(url: url, keyEncryptionKey: try kek(in: directory), options: options),
                                             logger: logger)
-        // A command is short: the pool runs in the background for the life of the process. It
-        // does not end with an error of its own (a server that cannot be reached makes each
-        // operation fail with `.unavailable` when its deadline passes, and that is reported).
-        Task.detached { try? await database.run() }
+        // The pool runs in the command's task group until the command is done; a server that
+        // cannot be reached makes each operation fail with `.unavailable` at its deadline.
+        try CommandServices.start(database)
         let client = try ownClient(database, logger: logger)
         // Up front: a database that cannot be reached or keys that do not open stop the
         // command here, instead of reads answering "nothing stored".

@@ -5,13 +5,13 @@ import Synchronization
 
 /// Runs libsecret's blocking calls off Swift's cooperative thread pool, each with a deadline.
 ///
-/// Calls run on a dedicated concurrent dispatch queue (its own threads, never the pool that runs
-/// async tasks). Each call gets a `GCancellable`; at the deadline it is cancelled, which makes
+/// Calls run on ``OffPoolExecutor``'s queue (its own threads, never the pool that runs async
+/// tasks). Each call gets a `GCancellable`; at the deadline it is cancelled, which makes
 /// libsecret return, and the call fails with ``KeychainError/timedOut``. Should the call still not
 /// return (a provider that ignores cancellation), the caller is answered `.timedOut` shortly after
 /// anyway and the stuck thread is left to finish on its own.
 enum BlockingCallRunner {
-    private static let queue = DispatchQueue(label: "org.coffer.secret-service", attributes: .concurrent)
+    private static var queue: DispatchQueue { OffPoolExecutor.shared.queue }
     /// How long past the deadline to wait for a cancelled call before answering without it.
     private static let grace: Duration = .seconds(2)
 

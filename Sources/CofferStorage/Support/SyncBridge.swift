@@ -5,27 +5,15 @@ import Synchronization
 /// Runs async work to completion from synchronous code (the ``StorageClient`` protocol is
 /// synchronous; encryptors and key stores are async).
 ///
-/// The work runs on a task executor of its own, backed by a dispatch queue, never on Swift's
-/// cooperative pool, so blocking the calling thread (which may itself be a cooperative thread)
-/// cannot starve the work it waits for.
+/// The work runs on ``OffPoolExecutor``, never on Swift's cooperative pool, so blocking the
+/// calling thread (which may itself be a cooperative thread) cannot starve the work it waits
+/// for. It is Coffer's one bridge from synchronous to async code.
 package enum SyncBridge {
-    private final class QueueExecutor: TaskExecutor {
-        let queue = DispatchQueue(label: "org.coffer.authenticator.sync-bridge", attributes: .concurrent)
-
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            let executor = asUnownedTaskExecutor()
-            queue.async { job.runSynchronously(on: executor) }
-        }
-    }
-
-    private static let executor = QueueExecutor()
-
     /// Runs `work` and blocks until it finishes.
     package static func run<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
         let result = Mutex<Result<R, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Task(executorPreference: executor) {
+        Task(executorPreference: OffPoolExecutor.shared) {
             let outcome: Result<R, any Error>
             do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
             result.withLock { $0 = outcome }
