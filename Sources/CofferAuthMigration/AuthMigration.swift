@@ -6,7 +6,7 @@ import CofferStorage
 import Foundation
 
 /// Moves what a legacy ForgeRock `StorageClient` holds into Ping's current storages, an
-/// `OathStorage` and a `PushStorage`, in one call: ``move(from:oath:push:sourceName:)``.
+/// `OathStorage` and a `PushStorage`, in one call: ``move(from:oath:push:sourceName:sourceLedger:remembered:)``.
 ///
 /// Ping's own migration (Android's `auth-migration`, reference §7.4) deletes the legacy data
 /// once the copy loop ends, whatever failed; drops notifications and the device token; gives
@@ -107,10 +107,14 @@ public enum AuthMigration {
     /// carried (the counter is raised), but only the migration's own reads see it.
     ///
     /// - Parameters:
+    ///   - source: The legacy store.
+    ///   - oath: Where TOTP and HOTP credentials go.
+    ///   - push: Where push credentials, notifications and the device token go.
+    ///   - sourceName: Names the source store, the same on every run (see above).
     ///   - sourceLedger: The source's HOTP counter memory when it is not the source itself (the
-    ///     `SealedCounterLedgerFile` beside a `SQLiteStorageClient`); `remembered` the mechanisms
-    ///     a trash of the source keeps. Both are carried into `oath` when it keeps a ledger (every
-    ///     storage Coffer ships does).
+    ///     `SealedCounterLedgerFile` beside a `SQLiteStorageClient`). Carried into `oath` when it
+    ///     keeps a ledger (every storage Coffer ships does).
+    ///   - remembered: The mechanisms a trash of the source keeps, whose counters are carried too.
     public static func move(from source: any StorageClient, oath: any OathStorage, push: any PushStorage,
                             sourceName: String, sourceLedger: (any HOTPCounterLedger)? = nil,
                             remembered: [Mechanism] = []) async throws(Failure) -> Report {

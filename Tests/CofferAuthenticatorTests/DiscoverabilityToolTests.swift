@@ -129,13 +129,13 @@ struct DiscoverabilityToolTests {
         #expect(out.hasSuffix("--- ran\nls: cannot access 'pwned*': No such file or directory\n"), "nothing ran: \(out)")
     }
 
-    @Test("the README's command table names every command --help lists, and no other")
+    @Test("the tool guide's command table names every command --help lists, and no other")
     func readmeCommandTable() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        guard let start = readme.range(of: "### All the commands\n\n```sh\n"),
+        let readme = try String(contentsOf: root.appendingPathComponent("docs/coffer.md"), encoding: .utf8)
+        guard let start = readme.range(of: "## All the commands\n\n```sh\n"),
               let end = readme.range(of: "```", range: start.upperBound..<readme.endIndex) else {
-            Issue.record("the README has no command table")
+            Issue.record("the tool guide (docs/coffer.md) has no command table")
             return
         }
         let table = readme[start.upperBound..<end.lowerBound]

@@ -2,14 +2,14 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 23: one exit-status table, the README's, kept by every command, and a closed standard
-/// output that ends a command quietly.
-@Suite("coffer's exit statuses, as the README's table gives them")
+/// Issue 23: one exit-status table, the tool guide's (docs/coffer.md), kept by every command, and
+/// a closed standard output that ends a command quietly.
+@Suite("coffer's exit statuses, as the tool guide's table gives them")
 struct ExitStatusToolTests {
-    /// The README's table: status → meaning.
+    /// The tool guide's table: status → meaning.
     static func readmeTable() throws -> [Int32: String] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent("docs/coffer.md"), encoding: .utf8)
         guard let start = readme.range(of: "| status | meaning |") else { return [:] }
         var table: [Int32: String] = [:]
         for line in readme[start.upperBound...].split(separator: "\n").dropFirst() {

@@ -77,8 +77,8 @@ public enum AuthenticatorBackend: String, CaseIterable, Sendable {
     /// - Parameters:
     ///   - directory: The data directory (SQLite's file, its key record, ledger and trash).
     ///   - logger: Receives the key store choice and warnings.
-    ///   - tpmPIN, passphrase: Answer when the SQLite store's key is sealed by a TPM with a PIN
-    ///     or kept under a passphrase.
+    ///   - tpmPIN: Answers when the SQLite store's key is sealed by a TPM with a PIN.
+    ///   - passphrase: Answers when the SQLite store's key is kept under a passphrase.
     ///   - trashDays: How long the SQLite store's trash keeps an entry.
     ///   - postgres: Opens the PostgreSQL store (`CofferPostgres`); required for ``postgres``.
     public func open(directory: URL, logger: Logger = Logger(label: "org.coffer.authenticator"),

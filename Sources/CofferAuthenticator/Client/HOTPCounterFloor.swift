@@ -5,7 +5,7 @@ import Synchronization
 
 /// The rule that a HOTP counter never goes back: a mechanism added, restored or imported with a
 /// secret seen before starts at the highest counter that secret was seen with — in the store,
-/// in what a trash keeps, or in the store's ``HOTPCounterLedger`` — so no code the server has
+/// in what a trash keeps, or in the store's `HOTPCounterLedger` — so no code the server has
 /// seen is issued again. And its companion: a HOTP secret another account holds now is refused,
 /// since each account's counter would issue the same codes. One secret is one HMAC key in every
 /// spelling (`OathKeyIdentity`).

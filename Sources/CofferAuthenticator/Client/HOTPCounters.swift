@@ -3,6 +3,8 @@ import CofferStorage
 import Crypto
 import Foundation
 
+/// The legacy models' side of a counter ledger: the counters of `Mechanism`s, and blocking forms for
+/// the synchronous `StorageClient` world.
 extension HOTPCounterLedger {
     /// Remembers the counters of the HOTP mechanisms among `mechanisms`.
     public func remember(_ mechanisms: [Mechanism]) async throws {
@@ -10,19 +12,19 @@ extension HOTPCounterLedger {
         if !counters.isEmpty { try await remember(counters) }
     }
 
-    /// ``HOTPCounterLedger/rememberedCounters()`` for synchronous code (the `StorageClient`
+    /// `HOTPCounterLedger.rememberedCounters()` for synchronous code (the `StorageClient`
     /// world), blocking the calling thread while it runs off the cooperative pool.
     package func rememberedCountersBlocking() throws -> [String: UInt64] {
         try SyncBridge.run { try await self.rememberedCounters() }
     }
 
-    /// ``HOTPCounterLedger/remember(_:)`` for synchronous code, blocking the calling thread.
+    /// `HOTPCounterLedger.remember(_:)` for synchronous code, blocking the calling thread.
     package func rememberBlocking(_ mechanisms: [Mechanism]) throws {
         let counters = HOTPCounters.of(mechanisms)
         if !counters.isEmpty { try SyncBridge.run { try await self.remember(counters) } }
     }
 
-    /// ``HOTPCounterLedger/remember(_:)`` for synchronous code, blocking the calling thread.
+    /// `HOTPCounterLedger.remember(_:)` for synchronous code, blocking the calling thread.
     package func rememberBlocking(_ counters: [String: UInt64]) throws {
         if !counters.isEmpty { try SyncBridge.run { try await self.remember(counters) } }
     }

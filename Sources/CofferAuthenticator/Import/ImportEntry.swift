@@ -3,7 +3,7 @@ import Foundation
 
 /// One account as an export file holds it: read, but not yet checked. ``AuthenticatorClient``
 /// checks each the way it checks a scanned URI when it imports them
-/// (``AuthenticatorClient/importEntries(_:overwrite:)``).
+/// (``AuthenticatorClient/importEntries(_:overwrite:trashReason:)``).
 public struct ImportEntry: Sendable, Equatable {
     /// What the file says about the account.
     public enum Content: Sendable, Equatable {

@@ -33,7 +33,7 @@ public struct VaultImportReport: Sendable, Equatable {
 }
 
 extension AuthenticatorClient {
-    /// Imports Aegis vault entries (see ``importEntries(_:overwrite:)``).
+    /// Imports Aegis vault entries (see ``importEntries(_:overwrite:trashReason:)``).
     public func importAegis(_ entries: [AegisVault.Entry], overwrite: Bool) throws -> VaultImportReport {
         try importEntries(entries.map(AegisVault.importEntry), overwrite: overwrite)
     }

@@ -5,7 +5,7 @@ import Foundation
 /// The rule that a HOTP counter never goes back, for ``OathClient``: a HOTP credential stored
 /// with a secret seen before starts at the highest counter that secret was used with, so a
 /// credential removed and added again (from the same QR code) issues no code its server has
-/// seen. The counters live in the storage's ``HOTPCounterLedger`` (every storage Coffer ships
+/// seen. The counters live in the storage's `HOTPCounterLedger` (every storage Coffer ships
 /// keeps one); a storage without one gets no memory.
 struct OathCounterMemory: Sendable {
     let ledger: any HOTPCounterLedger

@@ -8,7 +8,7 @@ import Foundation
 /// Better than Ping's: a HOTP counter is advanced in one atomic step of the storage when it
 /// offers one (``OathCounterStorage``: every Coffer storage, across processes), and otherwise
 /// under a per-credential lock of this client, so two requests never get the same code. And a
-/// HOTP counter never goes back: with a storage that keeps a ``HOTPCounterLedger``, a credential's
+/// HOTP counter never goes back: with a storage that keeps a `HOTPCounterLedger`, a credential's
 /// counter is recorded before it is removed and a credential stored again with the same secret
 /// starts from it (``OathCounterMemory``).
 actor OathService {

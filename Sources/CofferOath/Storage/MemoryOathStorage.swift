@@ -3,7 +3,7 @@ import Synchronization
 
 /// Credentials in memory, for tests and previews: nothing is written anywhere, secrets
 /// included (they live in this process's memory, unencrypted, until it ends). Its HOTP counter
-/// memory (``HOTPCounterLedger``) lasts as long as the storage does.
+/// memory (`HOTPCounterLedger`) lasts as long as the storage does.
 public final class MemoryOathStorage: OathCounterStorage, HOTPCounterLedger {
     private let credentials = Mutex<[String: OathCredential]>([:])
     private let counters = Mutex<[String: UInt64]>([:])

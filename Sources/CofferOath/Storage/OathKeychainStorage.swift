@@ -10,7 +10,7 @@ import Foundation
 /// | --- | --- | --- | --- |
 /// | metadata | `service` (`com.pingidentity.oath`) | the credential's id | its JSON, without the secret |
 /// | secret | `service` + `.secrets` | the credential's id | the secret, sealed |
-/// | HOTP counters | `service` + `.counters` | — | the counter memory (``HOTPCounterLedger``), sealed |
+/// | HOTP counters | `service` + `.counters` | — | the counter memory (`HOTPCounterLedger`), sealed |
 ///
 /// Both items also carry `accessGroup` (empty without one). Coffer does better than Ping:
 /// - the secret is sealed (AES-GCM, a key kept in the keyring under `<service>.key`) and bound

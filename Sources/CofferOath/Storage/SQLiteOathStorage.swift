@@ -16,7 +16,7 @@ import GRDB
 ///   processes sharing the file never get the same counter.
 /// - The file is created 0600 in a 0700 directory, checked before use, in WAL mode with a busy
 ///   timeout, so several processes can share it; a file that is not Coffer's is refused.
-/// - It remembers the highest counter of every HOTP secret it held (``HOTPCounterLedger``, one
+/// - It remembers the highest counter of every HOTP secret it held (`HOTPCounterLedger`, one
 ///   sealed row), so ``OathClient`` never issues a code twice after a remove and re-add.
 /// - Credentials are listed oldest first; a row that cannot be read is logged and skipped in
 ///   listings, and named by ``retrieveOathCredential(credentialId:)``.

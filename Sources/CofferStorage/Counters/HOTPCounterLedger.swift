@@ -33,6 +33,7 @@ public protocol HOTPCounterLedger: Sendable {
     func remember(_ counters: [String: UInt64]) async throws
 }
 
+/// A ledger's map of counters by key fingerprint.
 extension Dictionary where Key == String, Value == UInt64 {
     /// These counters raised by `more`, key by key: what ``HOTPCounterLedger/remember(_:)`` keeps.
     public func raised(by more: [String: UInt64]) -> [String: UInt64] {
