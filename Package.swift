@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "CofferStorage", targets: ["CofferStorage"]),
         .library(name: "CofferStorageTesting", targets: ["CofferStorageTesting"]),
+        .library(name: "CofferAuthenticatorTesting", targets: ["CofferAuthenticatorTesting"]),
         .library(name: "CofferAuthenticator", targets: ["CofferAuthenticator"]),
         .library(name: "CofferMFACommons", targets: ["CofferMFACommons"]),
         .library(name: "CofferOath", targets: ["CofferOath"]),
@@ -118,9 +119,22 @@ let package = Package(
             name: "CofferAuthMigration",
             dependencies: ["CofferAuthenticator", "CofferMFACommons", "CofferOath", "CofferPush"]
         ),
+        // What a user testing their own `Storage` needs, and nothing more.
         .target(
             name: "CofferStorageTesting",
-            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPush"]
+            dependencies: ["CofferStorage"]
+        ),
+        // The authenticator kits: a StorageClient, an OathStorage, a PushStorage of your own.
+        .target(
+            name: "CofferAuthenticatorTesting",
+            dependencies: ["CofferStorageTesting", "CofferAuthenticator", "CofferOath", "CofferPush"]
+        ),
+        // The checks the fuzzers apply (Fuzz/ builds the same file into its targets); the suite
+        // replays every saved crasher through it.
+        .target(
+            name: "CofferFuzzHarness",
+            dependencies: ["CofferStorage", "CofferAuthenticator"],
+            path: "Fuzz/Sources/FuzzHarness"
         ),
         .executableTarget(
             name: "coffer",
@@ -152,7 +166,7 @@ let package = Package(
         .testTarget(
             name: "CofferAuthenticatorTests",
             dependencies: [
-                "CofferAuthenticator", "CofferMFAEngine", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                "CofferAuthenticator", "CofferMFAEngine", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting", "CofferFuzzHarness", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -163,7 +177,7 @@ let package = Package(
             name: "CofferOathTests",
             dependencies: [
                 "CofferMFAEngine",
-                "CofferOath", "CofferPush", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "TestSupport",
+                "CofferOath", "CofferPush", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -174,13 +188,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CofferPushTests",
-            dependencies: ["CofferPush", "CofferMFACommons", "CofferStorage", "CofferStorageTesting"]
+            dependencies: ["CofferPush", "CofferMFACommons", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting"]
         ),
         .testTarget(
             name: "CofferPostgresTests",
             dependencies: [
                 "CofferPostgres", "CofferAuthenticator", "CofferAuthMigration", "CofferOath", "CofferPush", "CofferStorage",
-                "CofferStorageTesting", "TestSupport",
+                "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

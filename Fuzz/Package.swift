@@ -17,22 +17,27 @@ let package = Package(
     targets: [
         .target(
             name: "FuzzDriver",
-            dependencies: [.product(name: "CofferStorageTesting", package: "Coffer")]),
+            dependencies: ["FuzzHarness"]),
+        // The checks each target applies; the main package builds the same file (CofferFuzzHarness)
+        // to replay saved crashers in its suite.
+        .target(
+            name: "FuzzHarness",
+            dependencies: [.product(name: "CofferAuthenticator", package: "Coffer"), .product(name: "CofferStorage", package: "Coffer")]),
         .executableTarget(
             name: "FuzzURI",
-            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", "FuzzHarness"],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzEnvelope",
-            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", "FuzzHarness"],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzImport",
-            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", "FuzzHarness"],
             swiftSettings: fuzzTarget),
         .executableTarget(
             name: "FuzzAegis",
-            dependencies: ["FuzzDriver", .product(name: "CofferStorageTesting", package: "Coffer")],
+            dependencies: ["FuzzDriver", "FuzzHarness"],
             swiftSettings: fuzzTarget),
     ],
     swiftLanguageModes: [.v6]

@@ -119,7 +119,7 @@ private func describe(_ value: ConformanceSample?) -> String {
     value.map { "\($0)" } ?? "nil"
 }
 
-/// A check of ``StorageConformance`` or ``StorageClientConformance`` that did not hold.
+/// A check of ``StorageConformance`` (or of a kit of `CofferAuthenticatorTesting`) that did not hold.
 public struct ConformanceFailure: Error, CustomStringConvertible, Sendable {
     /// The check's name.
     public let check: String

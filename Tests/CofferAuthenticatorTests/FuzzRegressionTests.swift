@@ -1,6 +1,6 @@
 import CofferAuthenticator
 import Foundation
-import CofferStorageTesting
+import CofferFuzzHarness
 import Testing
 
 /// R4: every seed and every input the fuzzers ever flagged (Fuzz/Corpus, Fuzz/Crashers) goes

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import CofferStorage
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import TestSupport
 import Testing
 

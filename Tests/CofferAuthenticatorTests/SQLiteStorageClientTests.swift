@@ -5,6 +5,7 @@ import TestSupport
 import GRDB
 import CofferStorage
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Testing
 
 @Suite("SQLiteStorageClient on real SQLite files")

@@ -1,6 +1,7 @@
 import CofferAuthenticator
 import Foundation
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Testing
 
 @Suite("StorageClient conformance")

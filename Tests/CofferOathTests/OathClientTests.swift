@@ -2,6 +2,7 @@ import CofferAuthenticator
 import CofferMFACommons
 import CofferOath
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Foundation
 import Logging
 import Synchronization

@@ -2,6 +2,7 @@ import CofferMFACommons
 import CofferOath
 import CofferStorage
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Foundation
 import TestSupport
 import Testing

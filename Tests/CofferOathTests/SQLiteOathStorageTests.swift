@@ -1,6 +1,7 @@
 import CofferOath
 import CofferStorage
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Foundation
 import GRDB
 import TestSupport

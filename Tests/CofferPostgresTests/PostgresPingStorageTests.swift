@@ -5,6 +5,7 @@ import CofferPostgres
 import CofferPush
 import CofferStorage
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Foundation
 import Synchronization
 import TestSupport

@@ -2,6 +2,7 @@ import CofferAuthenticator
 import CofferPostgres
 import CofferStorage
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Foundation
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import CofferMFACommons
 import CofferPush
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Foundation
 import Synchronization
 import Testing

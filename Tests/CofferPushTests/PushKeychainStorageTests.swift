@@ -1,6 +1,7 @@
 import CofferPush
 import CofferStorage
 import CofferStorageTesting
+import CofferAuthenticatorTesting
 import Foundation
 import Testing
 

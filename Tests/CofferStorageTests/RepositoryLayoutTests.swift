@@ -53,4 +53,26 @@ struct RepositoryLayoutTests {
             #expect(!code.contains("pkill") && !code.contains("killall"), "scripts/\(name) stops processes by pattern")
         }
     }
+
+    /// The Coffer modules target `name` depends on, as Package.swift declares them.
+    static func dependencies(of name: String) throws -> Set<String> {
+        let manifest = try text("Package.swift")
+        guard let start = manifest.range(of: "name: \"\(name)\",\n") else { return [] }  // a target (a product line goes on)
+        let rest = manifest[start.upperBound...]
+        guard let open = rest.range(of: "dependencies: ["), let close = rest.range(of: "]", range: open.upperBound..<rest.endIndex) else { return [] }
+        return Set(rest[open.upperBound..<close.lowerBound].components(separatedBy: ",").compactMap { item in
+            let trimmed = item.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard trimmed.hasPrefix("\"Coffer") else { return nil }
+            return trimmed.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        })
+    }
+
+    @Test("modules pull only what they need: the Storage kit only CofferStorage; CofferStorage nothing of ours")
+    func moduleDependencies() throws {
+        #expect(try Self.dependencies(of: "CofferStorageTesting") == ["CofferStorage"])
+        #expect(try Self.dependencies(of: "CofferStorage").isEmpty)
+        #expect(try Self.dependencies(of: "CofferAuthenticatorTesting").isSuperset(of: ["CofferAuthenticator", "CofferOath", "CofferPush"]))
+        #expect(!FileManager.default.fileExists(atPath: Self.root.appendingPathComponent("Sources/CofferStorageTesting/FuzzHarness.swift").path),
+                "the fuzz harness belongs to Fuzz/")
+    }
 }

@@ -1,5 +1,5 @@
 import FuzzDriver
-import CofferStorageTesting
+import FuzzHarness
 
 /// SwiftPM links an executable's entry point as FuzzAegis_main: libFuzzer with FuzzHarness.aegis.
 @_cdecl("FuzzAegis_main")

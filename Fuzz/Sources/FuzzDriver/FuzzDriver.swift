@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import CofferStorageTesting
+import FuzzHarness
 import Synchronization
 
 /// The glue between libFuzzer and a check of CofferStorageTesting.FuzzHarness, shared by the fuzz

@@ -1,5 +1,5 @@
 import FuzzDriver
-import CofferStorageTesting
+import FuzzHarness
 
 /// SwiftPM links an executable's entry point as FuzzEnvelope_main: libFuzzer with FuzzHarness.envelope.
 @_cdecl("FuzzEnvelope_main")

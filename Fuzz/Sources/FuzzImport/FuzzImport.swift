@@ -1,5 +1,5 @@
 import FuzzDriver
-import CofferStorageTesting
+import FuzzHarness
 
 /// SwiftPM links an executable's entry point as FuzzImport_main: libFuzzer with FuzzHarness.importFile.
 @_cdecl("FuzzImport_main")

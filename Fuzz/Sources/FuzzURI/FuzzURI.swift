@@ -1,5 +1,5 @@
 import FuzzDriver
-import CofferStorageTesting
+import FuzzHarness
 
 /// SwiftPM links an executable's entry point as FuzzURI_main: libFuzzer with FuzzHarness.uri.
 @_cdecl("FuzzURI_main")

@@ -232,7 +232,7 @@ public struct KeyMove: Sendable {
     public func move(to location: KeyStoreSelection.Location, into target: any KeyRingStore,
                      verify: @Sendable (any KeyRingStore) async throws -> Void) async throws -> Outcome {
         try await locked {
-            try await recoverLocked()
+            _ = try await recoverLocked()  // a move left by a killed process is finished first
             guard let from = try KeyStoreSelection.recordedLocation(in: directory, record: record) else { throw Failure.noKey }
             guard from != location else { throw Failure.alreadyThere(from) }
             let source = stores(from)

@@ -1,3 +1,4 @@
+import CofferStorageTesting
 import CofferOath
 import Foundation
 

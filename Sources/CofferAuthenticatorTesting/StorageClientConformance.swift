@@ -1,3 +1,4 @@
+import CofferStorageTesting
 import CofferAuthenticator
 import Dispatch
 import Foundation

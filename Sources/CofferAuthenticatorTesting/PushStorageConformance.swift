@@ -1,3 +1,4 @@
+import CofferStorageTesting
 import CofferPush
 import Foundation
 
