@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "CofferOath", targets: ["CofferOath"]),
         .library(name: "CofferPush", targets: ["CofferPush"]),
         .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
+        .library(name: "CofferPostgresAuthenticator", targets: ["CofferPostgresAuthenticator"]),
         .library(name: "CofferAuthMigration", targets: ["CofferAuthMigration"]),
         .executable(name: "coffer", targets: ["coffer"]),
     ],
@@ -100,9 +101,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // PostgreSQL's core: the pool, the key ring, the schema and PostgresStorage. A server that
+        // keeps only tokens builds no authenticator.
         .target(
             name: "CofferPostgres",
             dependencies: [
+                "CofferStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Both authenticator generations on PostgreSQL's core.
+        .target(
+            name: "CofferPostgresAuthenticator",
+            dependencies: [
+                "CofferPostgres",
                 "CofferStorage",
                 "CofferMFAEngine",
                 "CofferMFACommons",
@@ -110,7 +125,6 @@ let package = Package(
                 "CofferOath",
                 "CofferPush",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -144,6 +158,7 @@ let package = Package(
                 "CofferMFAEngine",
                 "CofferAuthenticator",
                 "CofferPostgres",
+                "CofferPostgresAuthenticator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -151,7 +166,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coffer-stress",
-            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPostgres"],
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPostgres", "CofferPostgresAuthenticator"],
             path: "Tests/Helpers/StorageStress"
         ),
         .target(
@@ -193,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "CofferPostgresTests",
             dependencies: [
-                "CofferPostgres", "CofferAuthenticator", "CofferAuthMigration", "CofferOath", "CofferPush", "CofferStorage",
+                "CofferPostgres", "CofferPostgresAuthenticator", "CofferAuthenticator", "CofferAuthMigration", "CofferOath", "CofferPush", "CofferStorage",
                 "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "CofferStorage", package: "Coffer"),
                 .product(name: "CofferAuthenticator", package: "Coffer"),
                 .product(name: "CofferPostgres", package: "Coffer"),
+                .product(name: "CofferPostgresAuthenticator", package: "Coffer"),
                 .product(name: "CofferOath", package: "Coffer"),
                 .product(name: "CofferPush", package: "Coffer"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -87,7 +87,7 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
         DatabaseKeyStore(client: client, kek: keyEncryptionKey, ringOwner: owner, lifetime: configuration.options.keyCacheLifetime,
                          deadline: deadline, changes: changes, logger: logger)
     }
-    let logger: Logger
+    package let logger: Logger
     let changes: ChangeHub
     /// The deadline of every operation on this database.
     let deadline: OperationDeadline

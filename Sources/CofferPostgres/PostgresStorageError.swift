@@ -1,4 +1,3 @@
-import CofferAuthenticator
 import CofferStorage
 import Foundation
 import PostgresNIO
@@ -39,14 +38,14 @@ public struct PostgresStorageError: Error, Sendable {
     /// The error underneath (a `PSQLError`, a channel error), kept for debugging.
     public let underlying: (any Error)?
 
-    init(_ code: Code, _ message: String, sqlState: String? = nil, underlying: (any Error)? = nil) {
+    package init(_ code: Code, _ message: String, sqlState: String? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.sqlState = sqlState
         self.underlying = underlying
     }
 
-    static func invalidConfiguration(_ message: String) -> PostgresStorageError {
+    package static func invalidConfiguration(_ message: String) -> PostgresStorageError {
         PostgresStorageError(.invalidConfiguration, message + ".")
     }
 
@@ -54,7 +53,7 @@ public struct PostgresStorageError: Error, Sendable {
     /// what the server refused is ``Code/server`` with its SQLSTATE. Coffer's own errors, thrown
     /// by the work inside an operation, pass unchanged.
     static func from(_ error: any Error, during operation: String) -> any Error {
-        if error is PostgresStorageError || error is StorageError || error is StorageClientError || error is EncryptorError
+        if error is PostgresStorageError || error is StorageError || error is EncryptorError || error is any CofferOperationError
             || error is CancellationError {
             return error  // Coffer's own, thrown inside the operation: already says what happened.
         }
@@ -81,10 +80,14 @@ public struct PostgresStorageError: Error, Sendable {
     }
 }
 
+/// An error of Coffer's own that the work inside a database operation throws (the authenticator
+/// stores' `StorageClientError`): it already says what happened, and passes through unchanged.
+package protocol CofferOperationError: Error {}
+
 extension PostgresStorageError {
     /// The database's own failure inside an encryptor's or a storage error (the key ring could
     /// not be read, or not opened with this key-encryption key), if that is what `error` is.
-    static func databaseCause(of error: any Error) -> PostgresStorageError? {
+    package static func databaseCause(of error: any Error) -> PostgresStorageError? {
         switch error {
         case let error as PostgresStorageError: error
         case StorageError.decryptionFailed(_, let cause) as StorageError: databaseCause(of: cause)

@@ -1,4 +1,5 @@
 import CofferPostgres
+import CofferPostgresAuthenticator
 import Foundation
 import TestSupport
 import Testing

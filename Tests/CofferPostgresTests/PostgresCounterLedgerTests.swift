@@ -1,6 +1,7 @@
 import CofferAuthenticator
 import CofferOath
 import CofferPostgres
+import CofferPostgresAuthenticator
 import Foundation
 import TestSupport
 import Testing

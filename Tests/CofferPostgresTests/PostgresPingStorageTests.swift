@@ -2,6 +2,7 @@ import CofferAuthenticator
 import CofferAuthMigration
 import CofferOath
 import CofferPostgres
+import CofferPostgresAuthenticator
 import CofferPush
 import CofferStorage
 import CofferStorageTesting

@@ -15,14 +15,14 @@ extension PostgresConnection {
     /// Runs one statement on this connection and reads all its rows, so that an error
     /// anywhere in its result is thrown.
     @discardableResult
-    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+    package func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
         try await self.query(query, logger: logger).collect()
     }
 }
 
 extension PostgresClient {
     /// Runs one statement outside a transaction and reads all its rows: for reads.
-    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+    package func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
         try await self.query(query, logger: logger).collect()
     }
 
@@ -35,20 +35,20 @@ extension PostgresClient {
 
 extension CofferDatabase {
     /// A read: one statement, all its rows, under the operation deadline.
-    func read(_ operation: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
+    package func read(_ operation: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
         let client = client, logger = logger
         return try await deadline.run(operation) { try await client.rows(query, logger: logger) }
     }
 
     /// A write: `body` in one transaction, acknowledged once committed, under the deadline.
-    func write<R: Sendable>(_ operation: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+    package func write<R: Sendable>(_ operation: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
         let client = client, logger = logger
         return try await deadline.run(operation) { try await client.committed(logger: logger) { try await body($0) } }
     }
 
     /// A write of one statement: its rows, acknowledged once committed, under the deadline.
     @discardableResult
-    func write(_ operation: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
+    package func write(_ operation: String, _ query: PostgresQuery) async throws -> [PostgresRow] {
         let logger = logger
         return try await write(operation) { try await $0.rows(query, logger: logger) }
     }

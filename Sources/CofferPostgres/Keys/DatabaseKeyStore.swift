@@ -188,7 +188,7 @@ public final class DatabaseKeyStore: KeyStore, CustomReflectable, Sendable {
     }
 
     /// Forgets which key is primary for `alias` (another instance rotated it).
-    func forgetPrimary(_ alias: String) {
+    package func forgetPrimary(_ alias: String) {
         primaries.withLock { $0[alias] = nil }
     }
 

@@ -13,12 +13,12 @@ import PostgresNIO
 /// When it is not, the write forgets the remembered id, seals again and retries. So a write that
 /// starts after a rotation was acknowledged always uses the new key, and no extra round trip is
 /// made for the check.
-enum KeyRingCheck {
+package enum KeyRingCheck {
     /// How often a write seals again before giving up (a rotation between each try).
     static let attempts = 4
 
     /// The key id in a sealed envelope's header.
-    static func keyID(of sealed: Data) throws -> UInt32 {
+    package static func keyID(of sealed: Data) throws -> UInt32 {
         do {
             return try SealedEnvelope(parsing: sealed).keyID
         } catch {
@@ -27,12 +27,12 @@ enum KeyRingCheck {
     }
 
     /// The key ids of sealed fields, which must all be the newest.
-    static func keyIDs(of sealed: [Data]) throws -> Set<Int> {
+    package static func keyIDs(of sealed: [Data]) throws -> Set<Int> {
         Set(try sealed.map { Int(try keyID(of: $0)) })
     }
 
     /// The error for a write that found a newer key every time it tried.
-    static func keptRotating(alias: String, during operation: String) -> PostgresStorageError {
+    package static func keptRotating(alias: String, during operation: String) -> PostgresStorageError {
         PostgresStorageError(.keyRingRotating, "The key ring '\(alias)' was rotated \(attempts) times while trying to \(operation); "
             + "nothing was written. Try again when rotations have stopped.")
     }
@@ -40,7 +40,7 @@ enum KeyRingCheck {
     /// Runs `attempt` (which seals, then writes with ``require(_:alias:of:on:logger:)`` or its own
     /// check) again while it finds that a newer key exists, forgetting the remembered primary
     /// each time.
-    static func retrying<R>(alias: String, keys: DatabaseKeyStore, during operation: String,
+    package static func retrying<R>(alias: String, keys: DatabaseKeyStore, during operation: String,
                             _ attempt: () async throws -> R) async throws -> R {
         for _ in 0..<attempts {
             do {
@@ -54,7 +54,7 @@ enum KeyRingCheck {
 
     /// Inside a write's transaction: throws (rolling it back, for ``retrying(alias:keys:during:_:)``
     /// to seal again) unless every one of `sealed` is under the newest key of `alias`.
-    static func require(_ sealed: [Data], alias: String, of keys: DatabaseKeyStore, on connection: PostgresConnection, logger: Logger) async throws {
+    package static func require(_ sealed: [Data], alias: String, of keys: DatabaseKeyStore, on connection: PostgresConnection, logger: Logger) async throws {
         let ids = try keyIDs(of: sealed)
         guard !ids.isEmpty else { return }
         let rows = try await connection.rows("""
@@ -65,5 +65,5 @@ enum KeyRingCheck {
     }
 
     /// What an attempt throws when it sealed under a key that is no longer the newest.
-    static let stale = PostgresStorageError(.keyRingRotating, "A newer key is in the key ring; sealing again.")
+    package static let stale = PostgresStorageError(.keyRingRotating, "A newer key is in the key ring; sealing again.")
 }

@@ -1,6 +1,7 @@
 import CofferMFAEngine
 import CofferAuthenticator
 import CofferPostgres
+import CofferPostgresAuthenticator
 import CofferStorage
 import Foundation
 import Logging

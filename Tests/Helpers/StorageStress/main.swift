@@ -27,6 +27,7 @@
 import CofferAuthenticator
 import CofferOath
 import CofferPostgres
+import CofferPostgresAuthenticator
 import CofferStorage
 import Foundation
 

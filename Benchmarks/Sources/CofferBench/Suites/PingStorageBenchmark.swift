@@ -1,5 +1,6 @@
 import CofferOath
 import CofferPostgres
+import CofferPostgresAuthenticator
 import CofferPush
 import CofferStorage
 import Crypto

@@ -1,5 +1,6 @@
 import CofferAuthenticator
 import CofferPostgres
+import CofferPostgresAuthenticator
 import CofferStorage
 import Foundation
 import Logging

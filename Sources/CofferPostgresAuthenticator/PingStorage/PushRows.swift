@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferPush
 import Foundation
 import PostgresNIO

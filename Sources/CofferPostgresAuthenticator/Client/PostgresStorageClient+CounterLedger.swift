@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferAuthenticator
 import CofferMFAEngine
 import CofferStorage

@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferMFACommons
 import CofferPush
 import CofferStorage

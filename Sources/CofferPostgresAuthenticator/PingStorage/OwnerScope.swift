@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferMFAEngine
 import CofferStorage
 import Foundation

@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferStorage
 import CofferMFAEngine
 import CofferAuthenticator
@@ -34,7 +35,7 @@ extension PostgresStorageClient: StorageClient {
     /// lock, rename or removal is never undone.
     ///
     /// - Throws: `StorageClientError` when there is no such account or `change` alters its
-    ///   identity; ``PostgresStorageError`` when the database fails.
+    ///   identity; `PostgresStorageError` when the database fails.
     @discardableResult
     public func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account {
         let parts = IdentifierCoding.split(accountIdentifier)
@@ -89,7 +90,7 @@ extension PostgresStorageClient: StorageClient {
     /// Stores a new mechanism and never replaces one (``insert(_:)``).
     ///
     /// - Throws: `StorageClientError` when the id or the account's mechanism of that type is
-    ///   taken; ``PostgresStorageError`` when the database fails.
+    ///   taken; `PostgresStorageError` when the database fails.
     public func insertMechanism(_ mechanism: Mechanism) throws {
         try blockingThrows("insertMechanism") { try await self.insert(mechanism) }
     }
@@ -99,7 +100,7 @@ extension PostgresStorageClient: StorageClient {
     /// issued again from the target.
     ///
     /// - Returns: whether it was removed.
-    /// - Throws: ``PostgresStorageError`` when the database fails.
+    /// - Throws: `PostgresStorageError` when the database fails.
     public func removeMechanismIfUnchanged(_ mechanism: Mechanism) throws -> Bool {
         try blockingThrows("removeMechanismIfUnchanged") { try await self.deleteIfUnchanged(mechanism) }
     }
@@ -108,7 +109,7 @@ extension PostgresStorageClient: StorageClient {
     /// from (``advanceCounter(of:)``); no two callers, on any instance, get the same value.
     ///
     /// - Throws: `StorageClientError` when there is no such HOTP mechanism;
-    ///   ``PostgresStorageError`` when the database fails.
+    ///   `PostgresStorageError` when the database fails.
     public func advanceCounter(mechanismUUID: String) throws -> Mechanism {
         try blockingThrows("advanceCounter") { try await self.advanceCounter(of: mechanismUUID) }
     }

@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferAuthenticator
 import CofferStorage
 import Foundation

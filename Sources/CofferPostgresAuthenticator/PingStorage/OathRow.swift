@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferOath
 import Foundation
 import PostgresNIO

@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferMFAEngine
 import CofferAuthenticator
 import CofferStorage
@@ -17,7 +18,7 @@ import PostgresNIO
 ///
 /// What it promises, like `SQLiteStorageClient`:
 /// - Secrets (a mechanism's secret and challenge, a notification's challenge) are sealed with
-///   AES-256-GCM under the database's key ring (``DatabaseKeyStore``), each bound to the owner,
+///   AES-256-GCM under the database's key ring (`DatabaseKeyStore`), each bound to the owner,
 ///   its row and the columns that decide which code is shown (issuer, account name, type,
 ///   algorithm, digits, period, counter). A row moved to another owner or row, or edited, does
 ///   not open: it is left out of results, counted in ``unreadableRecordCount`` and never
@@ -29,7 +30,7 @@ import PostgresNIO
 /// - Removing an account or mechanism that owns records fails, unless asked to remove them with
 ///   it; then all of them are removed in one transaction, and only if every one of them can be
 ///   read (nothing unreadable is deleted unseen).
-/// - With the database unreachable, a call fails with ``PostgresStorageError`` (`.unavailable`)
+/// - With the database unreachable, a call fails with `PostgresStorageError` (`.unavailable`)
 ///   when its deadline passes; with another key-encryption key, with `.wrongKeyEncryptionKey`:
 ///   neither is ever taken for a damaged record.
 ///
@@ -64,7 +65,7 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     public var hasOwnKeyRing: Bool { !keys.ringOwner.isEmpty }
 
     /// A client for `owner`'s records in `database` (which must be running; see
-    /// ``CofferDatabase/run()``, and migrated, ``CofferDatabase/migrate()``), sealed under the
+    /// `CofferDatabase/run()`, and migrated, `CofferDatabase/migrate()`), sealed under the
     /// database's shared key ring: whoever holds the instance's key-encryption key can open
     /// every owner's secrets (a server acting for all its users).
     ///
@@ -83,7 +84,7 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     /// database login and their own key-encryption key opens nothing of the owner's
     /// (`.wrongKeyEncryptionKey`, nothing changed). The `coffer` tool gives every owner its own.
     ///
-    /// - Throws: ``PostgresStorageError`` `.invalidConfiguration` for an empty owner (the name
+    /// - Throws: `PostgresStorageError` `.invalidConfiguration` for an empty owner (the name
     ///   of the shared ring).
     public convenience init(database: CofferDatabase, owner: String, keyEncryptionKey: KeyEncryptionKey,
                             keyAlias: String = defaultKeyAlias, logger: Logger = Logger(label: "org.coffer.postgres.authenticator")) throws {
@@ -114,9 +115,9 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     public var unreadableRecords: [String] { diagnostics.unreadableRecords }
 
     /// Checks that this client's key-encryption key opens its key ring (when there is one yet):
-    /// throws ``PostgresStorageError`` `.wrongKeyEncryptionKey` otherwise, and `.unavailable`
+    /// throws `PostgresStorageError` `.wrongKeyEncryptionKey` otherwise, and `.unavailable`
     /// when the database cannot be reached. Every write checks it first (the newest key's id is
-    /// cached for ``CofferDatabase/Configuration/Options/keyCacheLifetime``), so a client with
+    /// cached for `CofferDatabase/Configuration/Options/keyCacheLifetime`), so a client with
     /// another key-encryption key changes nothing, not even the unsealed account rows. Call it at
     /// start: afterwards the synchronous API's empty answers can be trusted to mean "nothing
     /// stored".

@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferMFACommons
 import CofferOath
 import CofferStorage
@@ -49,8 +50,8 @@ public final class PostgresOathStorage: OathCounterStorage, CustomReflectable {
         Mirror(self, children: ["owner": owner, "keyAlias": keyAlias, "hasOwnKeyRing": hasOwnKeyRing], displayStyle: .class)
     }
 
-    /// `owner`'s credentials in `database` (running and migrated: ``CofferDatabase/run()``,
-    /// ``CofferDatabase/migrate()``), sealed under the database's shared key ring: whoever holds
+    /// `owner`'s credentials in `database` (running and migrated: `CofferDatabase/run()`,
+    /// `CofferDatabase/migrate()`), sealed under the database's shared key ring: whoever holds
     /// the instances' key-encryption key opens every owner's secrets (a server acting for its users).
     ///
     /// - Parameters:

@@ -1,3 +1,4 @@
+import CofferPostgres
 import CofferMFAEngine
 import CofferAuthenticator
 import CofferStorage
@@ -15,7 +16,7 @@ extension PostgresStorageClient {
     /// key-encryption key), sealed again under the owner's and written back. When any field
     /// opens under neither, or any row cannot be read, nothing changes and the error names it.
     ///
-    /// - Throws: ``PostgresStorageError`` (`.wrongKeyEncryptionKey` when a ring's key does not
+    /// - Throws: `PostgresStorageError` (`.wrongKeyEncryptionKey` when a ring's key does not
     ///   open, `.unavailable`), `StorageError` naming a record that opens under neither ring.
     public func moveToOwnKeyRing() async throws -> Int {
         guard hasOwnKeyRing else { return 0 }
