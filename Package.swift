@@ -188,6 +188,23 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
+        // The tool, run as a process: every command, its output, statuses, prompts and files.
+        .testTarget(
+            name: "CofferToolTests",
+            dependencies: [
+                "CofferAuthenticator", "CofferStorage", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The engine and the commons beside their own vectors and rules.
+        .testTarget(
+            name: "CofferMFAEngineTests",
+            dependencies: ["CofferMFAEngine", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "CofferMFACommonsTests",
+            dependencies: ["CofferMFACommons"]
+        ),
         .testTarget(
             name: "CofferOathTests",
             dependencies: [
@@ -203,7 +220,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CofferPushTests",
-            dependencies: ["CofferPush", "CofferMFACommons", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting"]
+            dependencies: ["CofferPush", "CofferMFACommons", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport"]
         ),
         .testTarget(
             name: "CofferPostgresTests",

@@ -264,8 +264,7 @@ struct AuthMigrationTests {
 }
 
 @Suite("AuthMigration between keyring storages", .enabled(
-    if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-    "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+    if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct KeyringAuthMigrationTests {
     @Test("the legacy KeychainStorageClient into OathKeychainStorage and PushKeychainStorage: moved, once, the legacy items gone")
     func keychain() async throws {

@@ -7,8 +7,7 @@ import CofferAuthenticatorTesting
 import TestSupport
 import Testing
 
-@Suite("KeychainStorageClient on a real gnome-keyring", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-       "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+@Suite("KeychainStorageClient on a real gnome-keyring", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct KeychainStorageClientTests {
     static func prefix() -> String { "org.coffer.tests.client.\(UUID().uuidString.prefix(8))" }
 

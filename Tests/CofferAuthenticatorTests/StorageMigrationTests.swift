@@ -80,8 +80,7 @@ struct StorageMigrationTests {
     }
 }
 
-@Suite("coffer migrate", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-       "needs the throwaway gnome-keyring that scripts/test starts"))
+@Suite("coffer migrate", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct CofferMigrateTests {
     @Test("sqlite to keychain and back keeps the codes")
     func roundTrip() async throws {

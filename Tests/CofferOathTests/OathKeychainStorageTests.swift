@@ -7,8 +7,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("OathKeychainStorage on a real gnome-keyring", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-       "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+@Suite("OathKeychainStorage on a real gnome-keyring", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct OathKeychainStorageTests {
     static func service() -> String { "org.coffer.tests.oath.\(UUID().uuidString.prefix(8))" }
     static let secret = "JBSWY3DPEHPK3PXP"

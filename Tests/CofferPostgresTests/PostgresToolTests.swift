@@ -132,7 +132,7 @@ struct PostgresToolTests {
     }
 
     @Test("migrate --backend keychain --to postgres: the keyring's accounts move, counters along, and the keyring is emptied",
-          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1", "needs the throwaway gnome-keyring of scripts/test"))
+          .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
     func migrateFromKeychain() async throws {
         try await SharedKeyringAccounts.exclusively {
             let setup = try await Setup()

@@ -3,10 +3,10 @@ import CofferStorage
 import CofferStorageTesting
 import CofferAuthenticatorTesting
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("PushKeychainStorage on a real gnome-keyring", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-       "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+@Suite("PushKeychainStorage on a real gnome-keyring", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct PushKeychainStorageTests {
     static func storage() -> PushKeychainStorage {
         let prefix = "org.coffer.tests.push.\(UUID().uuidString.prefix(8))"

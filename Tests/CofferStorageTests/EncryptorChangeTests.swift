@@ -48,7 +48,7 @@ struct EncryptorChangeTests {
     }
 
     @Test("a keyring item sealed by SecuredKeyEncryptor read with NoEncryptor, and the reverse",
-          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1", "needs the throwaway gnome-keyring of scripts/test"))
+          .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
     func keyring() async throws {
         let account = "encryptor-change-\(UUID().uuidString.prefix(8))"
         let sealed = KeychainStorage<String>(account: account, encryptor: try SecuredKeyEncryptor.make(), cacheStrategy: .noCache)

@@ -75,4 +75,16 @@ struct RepositoryLayoutTests {
         #expect(!FileManager.default.fileExists(atPath: Self.root.appendingPathComponent("Sources/CofferStorageTesting/FuzzHarness.swift").path),
                 "the fuzz harness belongs to Fuzz/")
     }
+
+    @Test("tests are named after what they attack, not a review round; only TestSupport reads the keyring switch")
+    func testFiles() throws {
+        let tests = Self.root.appendingPathComponent("Tests")
+        for path in FileManager.default.subpaths(atPath: tests.path) ?? [] where path.hasSuffix(".swift") && !path.hasPrefix("Consumer") {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            #expect(name.range(of: "^R[0-9]+[A-Z]", options: .regularExpression) == nil, "Tests/\(path) is named after a review round")
+            guard !path.hasPrefix("TestSupport/") else { continue }
+            let body = try String(contentsOf: tests.appendingPathComponent(path), encoding: .utf8)
+            #expect(!body.contains("environment[\"COFFER_TEST_KEYRING\"]"), "Tests/\(path) reads COFFER_TEST_KEYRING itself: use TestKeyring")
+        }
+    }
 }

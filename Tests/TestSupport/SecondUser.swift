@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Another local user, for attacks that need one (R8): an unprivileged account made with
 /// `useradd`, whose commands run through `setpriv`. Only root can make and become it, and CI
@@ -33,6 +34,31 @@ public enum SecondUser {
             executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
             ["--reuid=\(identity.uid)", "--regid=\(identity.gid)", "--clear-groups", "--", "/bin/sh", "-c", "umask 000; " + script],
             environment: environment, deadline: .seconds(60))
+    }
+
+    /// A copy of the built `coffer` the second user can run, wherever the clone sits: the build
+    /// folder may be under a directory only we can enter (a home directory, `mktemp -d`), so the
+    /// binary is copied once per run into a root-owned 0755 directory in `/tmp`.
+    public static func tool() throws -> URL {
+        try toolCopy.get()
+    }
+
+    private static let toolCopy: Result<URL, any Error> = Result {
+        let built = try CofferProcess.executable
+        let directory = URL(fileURLWithPath: "/tmp/coffer-second-user-tool-\(getpid())-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o755])
+        let copy = directory.appendingPathComponent("coffer")
+        try FileManager.default.copyItem(at: built, to: copy)
+        guard chmod(copy.path, 0o755) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+        atexit { _ = try? FileManager.default.removeItem(at: SecondUser.copiedToolDirectory) }
+        copiedToolDirectoryBox.withLock { $0 = directory }
+        return copy
+    }
+
+    private static let copiedToolDirectoryBox = Mutex<URL?>(nil)
+    fileprivate static var copiedToolDirectory: URL {
+        copiedToolDirectoryBox.withLock { $0 } ?? URL(fileURLWithPath: "/nonexistent")
     }
 
     /// A fresh directory in the shared, sticky temporary folder, made by the second user with

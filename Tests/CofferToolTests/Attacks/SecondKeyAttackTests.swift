@@ -10,7 +10,7 @@ import Testing
 /// absent from each key store, for every command that seals.
 @Suite("R13: nothing is sealed under a second key while the store's key is missing", .serialized,
        .enabled(if: SoftwareTPM.isAvailable))
-struct R13SecondKeyAttackTests {
+struct SecondKeyAttackTests {
     /// Where the key is, and how the test takes it away.
     struct Place: Sendable, CustomTestStringConvertible {
         let name: String

@@ -8,7 +8,7 @@ import Testing
 /// the SQLite path read `hotp-counters`, and the keyring and PostgreSQL backends ignored the
 /// floor. Every built-in store now keeps a ledger, and migrate carries it.
 @Suite("R13: the HOTP counter memory follows the store")
-struct R13CounterMemoryAttackTests {
+struct CounterMemoryMigrationAttackTests {
     @Test("removed and emptied on sqlite, migrated to the keyring, added again: it goes on; removed there, migrated back, added again: it goes on")
     func acrossMigrations() async throws {
         let result = try await PrivateSession.run("""

@@ -8,7 +8,7 @@ import Testing
 /// issued counter 0's code again, and so did the padded spelling re-added after the trash was
 /// emptied.
 @Suite("R13: one HOTP secret in two spellings")
-struct R13SecretSpellingAttackTests {
+struct SecretSpellingAttackTests {
     static let padded = TrashToolTests.secret + "AA"
 
     @Test("a second account with the zero-padded spelling is refused, and after remove and trash --empty it goes on from the counter")

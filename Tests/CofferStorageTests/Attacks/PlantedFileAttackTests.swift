@@ -5,7 +5,7 @@ import Testing
 
 /// R8 items 5, 6 and 9 against the storage core: planted files, links and names.
 @Suite("R8 attacks on files: planted directories, links, leftovers and look-alike names")
-struct R8FileAttackTests {
+struct PlantedFileAttackTests {
     struct Secret: Codable, Sendable, Equatable { var value: String }
 
     @Test("5: an encrypted store in a directory another user owns is refused before anything is written",

@@ -14,7 +14,7 @@ struct ProcessHardeningAttackTests {
     func noCoreNoPeeking() async throws {
         let directory = try await SecondUser.plantDirectory(mode: "700")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let coffer = try CofferProcess.executable.path
+        let coffer = try SecondUser.tool().path
         // As the second user, with core files allowed and the working directory writable: the
         // attack is a sibling process of the same user, and a crash.
         let result = try await SecondUser.run("""
@@ -45,7 +45,7 @@ struct ProcessHardeningAttackTests {
     func crashUnderWatchExits() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let coffer = try CofferProcess.executable.path
+        let coffer = try SecondUser.tool().path
         let home = directory.appending("home").path
         let added = try await CofferProcess.run(executable: try CofferProcess.executable, ["add", "-"], input: Self.uri,
                                                 environment: ["COFFER_HOME": home], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])

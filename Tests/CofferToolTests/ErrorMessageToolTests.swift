@@ -51,7 +51,7 @@ struct ErrorMessageToolTests {
     /// Accounts made in a session with a keyring (their key goes into it), then used where there
     /// is none (over SSH): the daily case of a keyring out of reach.
     @Test("a keyring out of reach: one line that leads with what to do and names coffer's own commands; list shows names and types",
-          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1", "needs the throwaway gnome-keyring that scripts/test starts"))
+          .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
     func keyringOutOfReach() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }

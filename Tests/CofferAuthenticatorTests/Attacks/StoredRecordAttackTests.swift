@@ -9,7 +9,7 @@ import Testing
 /// R8, items 1, 2 and 8 of the attack review, against the library: each test reproduces the
 /// attack as the review ran it and fails on the code before the fix.
 @Suite("R8 attacks on stored records: nothing lost, replaced or misattributed")
-struct R8StoreAttackTests {
+struct StoredRecordAttackTests {
     let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
 
     func client(_ path: String, _ keys: any KeyStore) throws -> SQLiteStorageClient {

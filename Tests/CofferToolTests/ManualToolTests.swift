@@ -142,7 +142,7 @@ struct ManualToolTests {
         let roots = scratch.appending("roots")
         try FileManager.default.createDirectory(at: roots, withIntermediateDirectories: false)
         chmod(scratch.url.path, 0o755)
-        let theirs = try await SecondUser.run("HOME=/tmp '\(try CofferProcess.executable.path)' man --directory '\(roots.path)'; echo \"status=$?\"")
+        let theirs = try await SecondUser.run("HOME=/tmp '\(try SecondUser.tool().path)' man --directory '\(roots.path)'; echo \"status=$?\"")
         #expect(theirs.stdout == "status=1\n" && theirs.stderr.hasPrefix("coffer: Name a place of your own instead of \(roots.path): you may not write there"),
                 "\(theirs.stdout) \(theirs.stderr)")
     }

@@ -11,7 +11,7 @@ import Testing
 /// check that once the next command has run the key is where the record says and nowhere else,
 /// no journal is left, and the accounts' codes are unchanged.
 @Suite("R13: key move killed at every step", .serialized, .enabled(if: SoftwareTPM.isAvailable))
-struct R13KeyMoveAttackTests {
+struct KilledKeyMoveAttackTests {
     /// One `key move` direction.
     struct Direction: Sendable, CustomTestStringConvertible {
         let from: String, to: String

@@ -164,8 +164,7 @@ struct CofferDoctorTests {
         #expect(result.stdout.contains("FAIL  key check: the key does not open this store"))
     }
 
-    @Test("with the test keyring, doctor sees it", .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-          "needs the throwaway gnome-keyring that scripts/test starts"))
+    @Test("with the test keyring, doctor sees it", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
     func withKeyring() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -235,7 +234,7 @@ struct CofferVaultToolTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let vault = directory.appending("fixture.json").path
-        let script = TestKeyringRoot.url.appendingPathComponent("Tests/Helpers/make-aegis-vault.py").path
+        let script = TestKeyring.root.appendingPathComponent("Tests/Helpers/make-aegis-vault.py").path
         let made = try await CofferProcess.run(executable: URL(fileURLWithPath: "/usr/bin/python3"), [script, vault, "pw"])
         try #require(made.status == 0, "\(made.stderr)")
         let home = directory.appending("home")

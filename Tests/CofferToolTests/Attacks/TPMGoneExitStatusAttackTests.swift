@@ -7,7 +7,7 @@ import Testing
 /// account "has no mechanism that makes codes". One classification for every command; a record
 /// that could not be read is never reported as absent.
 @Suite("R13: the TPM not answering, every command's exit status", .enabled(if: SoftwareTPM.isAvailable))
-struct R13ExitStatusAttackTests {
+struct TPMGoneExitStatusAttackTests {
     static func run(_ script: String, tpm: SoftwareTPM, scratch: TemporaryDirectory) async throws -> CofferProcess.Result {
         try await CofferProcess.run(
             executable: URL(fileURLWithPath: "/bin/bash"), ["-c", "set -u\n" + script],

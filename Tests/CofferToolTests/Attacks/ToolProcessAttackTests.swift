@@ -8,7 +8,7 @@ import Testing
 /// R8 against the `coffer` tool, run as processes: concurrent processes (items 3, 4), another
 /// local user's directory (5), exports (7), key loss (2), secrets and passwords (13, 14).
 @Suite("R8 attacks on the coffer tool")
-struct R8ToolAttackTests {
+struct ToolProcessAttackTests {
     static let codesPerProcess = Int(ProcessInfo.processInfo.environment["COFFER_R8_CODES"] ?? "") ?? 10
     // A secret of this test's own: the keyring's HOTP counter ledger is shared by the whole run.
     let secret = TestSecret.random()
@@ -67,8 +67,7 @@ struct R8ToolAttackTests {
     }
 
     @Test("4: the keyring client too: N processes × M HOTP codes give N·M distinct codes",
-          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-                   "needs the throwaway gnome-keyring that scripts/test starts"))
+          .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
     func concurrentKeyringHOTP() async throws {
         try await SharedKeyringAccounts.exclusively { try await keyringHOTP() }
     }

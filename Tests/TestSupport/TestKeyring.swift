@@ -1,28 +1,27 @@
 import Foundation
-import TestSupport
 import Testing
 
 /// The throwaway gnome-keyring that `scripts/test` starts, and helpers for tests that need a
 /// D-Bus session of their own (to lock the keyring, kill it, or run with none).
-enum TestKeyring {
+public enum TestKeyring {
     /// Whether this run has the test keyring (set by `scripts/with-keyring`).
-    static let isRunning = ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1"
+    public static let isRunning = ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1"
 
     /// The reason shown when keyring tests are skipped.
-    static let skipReason: Comment =
+    public static let skipReason: Comment =
         "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"
 
     /// The repository's root folder.
-    static let root = PrivateSession.root
+    public static let root = PrivateSession.root
 
     /// Runs `script` with bash in a new private D-Bus session (``PrivateSession``), with a fresh
     /// unlocked gnome-keyring when `keyring` is true.
-    static func runInOwnSession(_ script: String, keyring: Bool, deadline: Duration = .seconds(90)) async throws -> CofferProcess.Result {
+    public static func runInOwnSession(_ script: String, keyring: Bool, deadline: Duration = .seconds(90)) async throws -> CofferProcess.Result {
         try await PrivateSession.run(script, keyring: keyring, deadline: deadline)
     }
 
     /// A keyring account no other test uses.
-    static func uniqueAccount(_ label: String = #function) -> String {
+    public static func uniqueAccount(_ label: String = #function) -> String {
         "\(label.filter { $0.isLetter })-\(UUID().uuidString.prefix(8))"
     }
 }

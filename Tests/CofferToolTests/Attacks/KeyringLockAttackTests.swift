@@ -11,8 +11,7 @@ import Testing
 /// review found (a keyring write between a read and its write), and by shells of the same user
 /// with other environments. Each test fails on the code before the fix.
 @Suite("Fifth round: the keyring's lock covers every write, whatever the environment",
-       .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_KEYRING"] == "1",
-                "needs the throwaway gnome-keyring on a private D-Bus session that scripts/test starts; run scripts/test"))
+       .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct KeyringLockAttackTests {
     static let codesPerProcess = Int(ProcessInfo.processInfo.environment["COFFER_R8_CODES"] ?? "") ?? 10
     // A secret of this test's own: the keyring's HOTP counter ledger is shared by the whole run.
