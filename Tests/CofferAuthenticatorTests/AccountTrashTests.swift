@@ -1,6 +1,7 @@
 import CofferAuthenticator
 import CofferStorage
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -134,5 +135,68 @@ struct AccountTrashTests {
         #expect(client.accounts().isEmpty, "nothing restored")
         try client.restore(trashID: b)
         #expect(client.accounts().map(\.account.issuer) == ["Mail"])
+    }
+
+    @Test("a replacement refused (the secret another account holds, an id another object holds) loses nothing, trash or not")
+    func refusedReplacementLosesNothing() throws {
+        let client = AuthenticatorClient(storage: MemoryStorageClient(), ledger: Ledger())  // no trash: keychain and PostgreSQL
+        _ = try client.addAccount(uri: Self.hotp)
+        _ = try client.addAccount(uri: "otpauth://hotp/Shop:bob?secret=JBSWY3DPEHPK3PXP&issuer=Shop")
+        #expect(throws: AuthenticatorError.self) {
+            try client.replaceAccount(uri: "otpauth://hotp/Bank:alice?secret=JBSWY3DPEHPK3PXP&issuer=Bank")
+        }
+        #expect(client.entries(matching: "Bank: alice").first?.mechanisms.first?.secret == Self.secret, "alice keeps her secret")
+        let bob = try #require(client.entries(matching: "Shop: bob").first)
+        var clashing = bob.mechanisms[0]
+        clashing.secret = "KRSXG5CTMVRXEZLU"
+        let alice = try #require(client.entries(matching: "Bank: alice").first)
+        #expect(throws: AuthenticatorError.self, "bob's mechanism id under alice") {
+            try client.add(account: alice.account, mechanism: Mechanism(mechanismUUID: clashing.mechanismUUID, issuer: "Bank", accountName: "alice",
+                                                                        type: .hotp, secret: "KRSXG5CTMVRXEZLU"), replacing: true)
+        }
+        #expect(client.entries(matching: "Bank: alice").first?.mechanisms.first?.secret == Self.secret)
+    }
+
+    @Test("an overwriting import that fails later in the file keeps what it replaced in the trash")
+    func importFailingLater() throws {
+        let client = Self.client(trash: MemoryTrash())
+        _ = try client.addAccount(uri: "otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail")
+        _ = try client.addAccount(uri: "otpauth://hotp/Shop:bob?secret=MFRGGZDFMZTWQ2LK&issuer=Shop")
+        let entries = [ImportEntry(title: "Mail: ann", content: .uri("otpauth://totp/Mail:ann?secret=KRSXG5CTMVRXEZLU&issuer=Mail")),
+                       ImportEntry(title: "Bank: carl", content: .uri("otpauth://hotp/Bank:carl?secret=MFRGGZDFMZTWQ2LK&issuer=Bank"))]
+        #expect(throws: (any Error).self) { try client.importEntries(entries, overwrite: true) }
+        let kept = try #require(try client.trash?.entries().first)
+        #expect(kept.reason == "overwritten by import" && kept.mechanisms.first?.secret == "JBSWY3DPEHPK3PXP", "ann's old secret can be restored")
+    }
+
+    @Test("a removed account with no mechanisms comes back on restore")
+    func restoreBareAccount() throws {
+        let store = MemoryStorageClient()
+        let client = AuthenticatorClient(storage: store, ledger: nil, trash: MemoryTrash())
+        #expect(store.setAccount(account: Account(issuer: "Bare", accountName: "bob")))
+        let id = try #require(try client.removeAccount(Account(issuer: "Bare", accountName: "bob")))
+        #expect(client.accounts().isEmpty)
+        try client.restore(trashID: id)
+        #expect(client.accounts().map(\.account.issuer) == ["Bare"])
+    }
+
+    /// A trash whose key cannot be used: what does not open is waiting, not damaged.
+    final class KeylessTrash: AccountTrash {
+        struct KeyGone: Error {}
+        let keepDays = 30
+        let ledger: (any HOTPCounterLedger)? = nil
+        let deleted = Mutex<[String]>([])
+        var unusableKey: (any Error)? { KeyGone() }
+        func write(_ entry: TrashEntry, replacing: Bool) throws {}
+        func readAll() throws -> (entries: [TrashEntry], damaged: [DamagedTrashEntry]) { ([], [DamagedTrashEntry(name: "0badc0de", why: "the key")]) }
+        func delete(_ name: String) throws { deleted.withLock { $0.append(name) } }
+    }
+
+    @Test("empty() purges nothing while entries wait for a key that cannot be used; negative keeping times are 0")
+    func emptyWaitsForKey() throws {
+        let trash = KeylessTrash()
+        #expect(throws: TrashWaitingForKey.self) { try trash.empty() }
+        #expect(trash.deleted.withLock { $0 }.isEmpty)
+        #expect(MemoryTrash(keepDays: -5).keepDays == 0)
     }
 }

@@ -156,4 +156,50 @@ struct OathCounterMemoryTests {
     func withoutLedger() async throws {
         #expect(try await Self.removeAndReadd(first: PlainOathStorage(), reopened: PlainOathStorage()) == Self.codes[0])
     }
+
+    @Test("a removal's hold is lifted by no save and no policy listing in another client")
+    func holdRespected() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try Self.sqlite(directory)
+        let client = try await Self.client(storage)
+        let credential = try await client.addCredentialFromUri(Self.uri())
+        _ = try await client.generateCode(credential.id)
+        var held = try #require(try await storage.retrieveOathCredential(credentialId: credential.id))
+        held.lockCredential(policyName: "coffer-removing")
+        try await storage.storeOathCredential(held)
+        let other = try await Self.client(try Self.sqlite(directory))
+        await #expect(throws: OathError.self, "a save of the copy read before the hold") { try await other.saveCredential(credential) }
+        let listed = try await other.getCredentials()
+        #expect(listed.first?.isLocked == true && listed.first?.lockingPolicy == "coffer-removing")
+        await #expect(throws: OathError.self) { try await other.generateCode(credential.id) }
+    }
+
+    @Test("a second credential with a HOTP secret another holds is refused, in any spelling")
+    func oneSecretOneCredential() async throws {
+        let client = try await Self.client(MemoryOathStorage())
+        let first = try await client.addCredentialFromUri(Self.uri())
+        #expect(try await client.generateCode(first.id) == Self.codes[0])
+        await #expect(throws: OathError.self) { try await client.addCredentialFromUri(Self.uri()) }
+        await #expect(throws: OathError.self) { try await client.addCredentialFromUri(Self.uri(Self.secret.lowercased() + "aa")) }
+        #expect(try await client.getCredentials().count == 1)
+        _ = try await client.addCredentialFromUri("otpauth://totp/Mail:ann?secret=\(Self.secret)&issuer=Mail")  // TOTP: no counter to replay
+    }
+
+    @Test("a TOTP, or another secret, saved over a HOTP credential: the HOTP counter is remembered first")
+    func overwriteRemembers() async throws {
+        for replacement in ["totp", "other secret"] {
+            let storage = MemoryOathStorage()
+            let client = try await Self.client(storage)
+            let credential = try await client.addCredentialFromUri(Self.uri())
+            for _ in 0..<3 { _ = try await client.generateCode(credential.id) }
+            let over = replacement == "totp"
+                ? OathCredential(id: credential.id, issuer: "Bank", accountName: "alice", oathType: .totp, secretKey: "JBSWY3DPEHPK3PXP")
+                : OathCredential(id: credential.id, issuer: "Bank", accountName: "alice", oathType: .hotp, secretKey: "JBSWY3DPEHPK3PXP")
+            _ = try await client.saveCredential(over)
+            #expect(try await client.deleteCredential(credential.id))
+            let back = try await client.addCredentialFromUri(Self.uri())
+            #expect(try await client.generateCode(back.id) == Self.codes[3], "\(replacement)")
+        }
+    }
 }

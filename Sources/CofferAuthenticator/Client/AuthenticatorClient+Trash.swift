@@ -86,7 +86,13 @@ extension AuthenticatorClient {
         }
         if entry.mechanisms.isEmpty {
             guard let current = account(identifier: entry.account.identifier)?.account else {
-                throw .notFound("The account \(entry.account.issuer) / \(entry.account.accountName) (restore the account first)")
+                // A removed account that had no mechanisms: the account itself comes back.
+                guard entry.reason == "removed" else {
+                    throw .notFound("The account \(entry.account.issuer) / \(entry.account.accountName) (restore the account first)")
+                }
+                try storeAccountIfAbsent(entry.account)
+                do { try trash.remove(entry.id) } catch { throw .storageFailed(operation: "forget the restored trash entry", cause: error) }
+                return entry
             }
             _ = try keepInTrash(current, [], reason: "renamed by restore", always: true)
             _ = try updateAccount(entry.account) { stored in

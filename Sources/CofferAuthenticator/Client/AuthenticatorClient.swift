@@ -155,6 +155,8 @@ public final class AuthenticatorClient: @unchecked Sendable {
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
             let replacing = current.filter { old in parsed.mechanisms.contains { $0.type == old.type } }
+            // What would refuse the new mechanisms refuses them before the old ones go.
+            try checkBeforeReplacing(parsed.mechanisms, replacing: replacing, in: storage)
             let kept = try keepInTrash(existing, replacing, reason: trashReason)
             var replaced: [Mechanism] = []
             for old in replacing {
@@ -255,6 +257,23 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
     }
 
+    /// Throws what ``insert(_:into:accountIsNew:)`` would refuse `mechanisms` for — a HOTP floor
+    /// that cannot be known or a secret another account holds, a mechanism id another object
+    /// holds — before `replacing` is taken out, so a refused replacement loses nothing.
+    private func checkBeforeReplacing(_ mechanisms: [Mechanism], replacing: [Mechanism], in storage: any StorageClient) throws(AuthenticatorError) {
+        for mechanism in mechanisms {
+            if mechanism.type == .hotp, let counterFloor {
+                do { _ = try counterFloor(mechanism) } catch {
+                    throw .storageFailed(operation: "find the highest counter this HOTP secret was used with", cause: error)
+                }
+            }
+            if storage.getMechanismForUUID(uuid: mechanism.mechanismUUID) != nil,
+               !replacing.contains(where: { $0.mechanismUUID == mechanism.mechanismUUID }) {
+                throw .storageFailed(operation: "store the \(mechanism.type.rawValue) mechanism", cause: StorageClientError.uuidTaken(uuid: mechanism.mechanismUUID))
+            }
+        }
+    }
+
     /// Adds `mechanism` (and its `account` when new). With `replacing`, a readable mechanism of
     /// the same type on that account is replaced; without, it is refused with
     /// ``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)``. An unreadable one is
@@ -268,8 +287,11 @@ public final class AuthenticatorClient: @unchecked Sendable {
             let existing = storage.getAccount(accountIdentifier: account.identifier)
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
             var replaced: [Mechanism] = []
-            if replacing, let clash = current.first(where: { $0.type == mechanism.type }), let taken = try takeOut(clash, from: storage) {
-                replaced.append(taken)
+            let clash = replacing ? current.first(where: { $0.type == mechanism.type }) : nil
+            if let clash {
+                // What would refuse the new mechanism refuses it before the old one goes.
+                try checkBeforeReplacing([mechanism], replacing: [clash], in: storage)
+                if let taken = try takeOut(clash, from: storage) { replaced.append(taken) }
             }
             try insert([Self.carryingCounter(of: replaced, to: mechanism)], into: storage, accountIsNew: existing == nil)
             if existing == nil { try write(storage.setAccount(account: account), "store the account", storage) }
@@ -431,6 +453,14 @@ public final class AuthenticatorClient: @unchecked Sendable {
     }
 
     /// Runs `body` with the storage under the lock and forgets the cached account list.
+    /// Stores `account` unless an account with its identifier is stored (then nothing changes).
+    func storeAccountIfAbsent(_ account: Account) throws(AuthenticatorError) {
+        try withStorage { (storage) throws(AuthenticatorError) in
+            guard storage.getAccount(accountIdentifier: account.identifier) == nil else { return }
+            try write(storage.setAccount(account: account), "store the account", storage)
+        }
+    }
+
     /// The stored account `identifier` changed by `change` in one step of the storage client.
     func updatingAccount(_ identifier: String, _ change: @escaping (inout Account) throws -> Void) throws(AuthenticatorError) -> Account {
         try withStorage { (storage) throws(AuthenticatorError) in

@@ -65,19 +65,17 @@ extension AuthenticatorClient {
                     let added = try addRenumberingOnClash(account: parsed.account, mechanism: mechanism, replacing: overwrite)
                     renumbered = added.renumbered || renumbered
                     report.replaced += added.replaced
+                    // Into the trash at once: an entry refused later in the file loses nothing.
+                    if let trash, !added.replaced.isEmpty {
+                        let account = self.account(identifier: parsed.account.identifier)?.account ?? parsed.account
+                        report.trashed.append(.init(account: account, id: try trash.put(account, added.replaced, reason: trashReason)))
+                    }
                 }
                 if renumbered { report.renumbered.append(title) }
                 report.imported.append(title)
             } catch {
-                guard case .duplicateMechanism = error else { throw error }
+                guard case AuthenticatorError.duplicateMechanism? = error as? AuthenticatorError else { throw error }
                 report.skippedExisting.append(title)
-            }
-        }
-        if let trash {
-            for group in Dictionary(grouping: report.replaced, by: \.accountIdentifier).values {
-                let account = self.account(identifier: group[0].accountIdentifier)?.account
-                    ?? Account(issuer: group[0].issuer, accountName: group[0].accountName)
-                report.trashed.append(.init(account: account, id: try trash.put(account, group, reason: trashReason)))
             }
         }
         return report

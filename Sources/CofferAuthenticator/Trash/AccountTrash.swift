@@ -24,6 +24,27 @@ public protocol AccountTrash: Sendable {
     func readAll() throws -> (entries: [TrashEntry], damaged: [DamagedTrashEntry])
     /// Forgets the entry or the damaged thing named `name` (nothing when there is none).
     func delete(_ name: String) throws
+    /// Why entries cannot be opened now (a key that cannot be used), or `nil`: then what does not
+    /// open is waiting, not damaged, and ``empty()`` refuses. Defaults to `nil`.
+    var unusableKey: (any Error)? { get }
+}
+
+extension AccountTrash {
+    /// No key problem: what does not open is damaged.
+    public var unusableKey: (any Error)? { nil }
+}
+
+/// Why ``AccountTrash/empty()`` refused.
+public struct TrashWaitingForKey: Error, LocalizedError, Sendable {
+    /// How many entries wait for the key.
+    public let count: Int
+    /// Why the key cannot be used.
+    public let cause: any Error
+    /// What is wrong and what to do.
+    public var errorDescription: String? {
+        "\(count) trash \(count == 1 ? "entry waits" : "entries wait") for the accounts' key, which cannot be used now "
+            + "(\((cause as? LocalizedError)?.errorDescription ?? "\(cause)")); nothing was purged. Bring the key back first."
+    }
 }
 
 extension AccountTrash {
@@ -65,6 +86,8 @@ extension AccountTrash {
     /// many went. The counters of the entries stay recorded.
     public func empty() throws -> Int {
         let (entries, damaged) = try readAll()
+        // Entries that wait for the key are not purged unseen: the key comes first.
+        if !damaged.isEmpty, let cause = unusableKey { throw TrashWaitingForKey(count: damaged.count, cause: cause) }
         try ledger?.rememberBlocking(entries.flatMap(\.mechanisms))
         for name in entries.map(\.id) + damaged.map(\.name) { try delete(name) }
         return entries.count + damaged.count

@@ -13,7 +13,7 @@ public final class MemoryTrash: AccountTrash {
 
     /// An empty trash keeping entries `keepDays` days, recording counters in `ledger`.
     public init(keepDays: Int = 30, ledger: (any HOTPCounterLedger)? = nil) {
-        self.keepDays = keepDays
+        self.keepDays = max(0, keepDays)
         self.ledger = ledger
     }
 

@@ -21,7 +21,7 @@ public struct SealedTrashDirectory: AccountTrash {
         self.directory = directory
         self.store = store
         self.ledger = ledger
-        self.keepDays = keepDays
+        self.keepDays = max(0, keepDays)
     }
 
     /// The trash of the `coffer` tool's store in `dataDirectory`: `dataDirectory/trash`, its
@@ -62,11 +62,16 @@ public struct SealedTrashDirectory: AccountTrash {
         return (entries, damaged)
     }
 
-    /// Removes the file `name`; a directory someone put there is refused.
+    /// Removes the file `name` (and what a write of it killed halfway left); a directory someone
+    /// put there is refused.
     public func delete(_ name: String) throws {
         let path = path(name)
         guard unlink(path) == 0 || errno == ENOENT else { throw StorageError.io(operation: "remove", path: path, code: errno) }
+        PrivateFile.removeStaleTemporaries(of: path)
     }
+
+    /// Why no entry opens now (the store's key cannot be used), or `nil`.
+    public var unusableKey: (any Error)? { keyProblem }
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

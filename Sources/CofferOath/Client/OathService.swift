@@ -43,6 +43,12 @@ actor OathService {
         if let memory, checked.oathType == .hotp {
             return try await saveRaisingCounter(checked, memory: memory)
         }
+        if let memory {
+            // A TOTP saved over a HOTP credential: the HOTP counter is remembered first.
+            let stored = try await storage.retrieveOathCredential(credentialId: checked.id)
+            try Self.refuseHeld(stored)
+            if let stored { try await memory.remember(stored) }
+        }
         try await storage.storeOathCredential(checked)
         remember(checked)
         return checked
@@ -53,9 +59,12 @@ actor OathService {
     /// storage when it offers one, so a code another process issues meanwhile is not undone.
     private func saveRaisingCounter(_ credential: OathCredential, memory: OathCounterMemory) async throws -> OathCredential {
         let stored = try await storage.retrieveOathCredential(credentialId: credential.id)
+        try Self.refuseHeld(stored)
+        try await refuseSecretHeldElsewhere(credential)
         let raised = try await memory.raising(credential, over: stored)
         if let counters = storage as? any OathCounterStorage, let stored, stored.secret == raised.secret {
             let before = try await counters.updateOathCredential(credentialId: raised.id) { current in
+                try Self.refuseHeld(current)
                 var next = raised
                 if current.oathType == .hotp { next.counter = max(raised.counter, current.counter) }
                 return next
@@ -67,9 +76,28 @@ actor OathService {
                 return saved
             }
         }
+        // Another secret (or no atomic update) over a stored HOTP credential: its counter first.
+        if let stored { try await memory.remember(stored) }
         try await storage.storeOathCredential(raised)
         remember(raised)
         return raised
+    }
+
+    /// Refuses to change a credential that is being removed (held by ``OathCounterMemory/removalHold``):
+    /// a save or a lock lifted then would let a code be issued after its counter was recorded.
+    private static func refuseHeld(_ credential: OathCredential?) throws {
+        guard let credential, credential.isLocked, credential.lockingPolicy == OathCounterMemory.removalHold else { return }
+        throw OathError.credentialLocked(credential.id)
+    }
+
+    /// Refuses a HOTP secret another credential holds: two credentials with one HOTP secret
+    /// would each issue the same codes (the rule the legacy client keeps too).
+    private func refuseSecretHeldElsewhere(_ credential: OathCredential) async throws {
+        guard let identity = credential.keyIdentity else { return }
+        for other in try await storage.getAllOathCredentials()
+        where other.id != credential.id && other.oathType == .hotp && other.keyIdentity == identity {
+            throw OathError.duplicateCredential(other.id)
+        }
     }
 
     func credentials() async throws -> [OathCredential] {
@@ -107,7 +135,7 @@ actor OathService {
         // counter recorded is the last one used.
         let hold = OathCounterMemory.removalHold
         let last = try await counters.updateOathCredential(credentialId: id) { current in
-            guard current.oathType == .hotp, !current.isLocked else { return current }
+            guard current.oathType == .hotp else { return current }
             var held = current
             held.lockCredential(policyName: hold)
             return held
@@ -124,13 +152,13 @@ actor OathService {
 
     /// Lifts the removal's hold after the removal failed, so the credential issues codes again.
     private func release(_ id: String, held last: OathCredential, counters: any OathCounterStorage) async {
-        guard last.oathType == .hotp, !last.isLocked else { return }
+        guard last.oathType == .hotp, last.lockingPolicy != OathCounterMemory.removalHold else { return }
         let hold = OathCounterMemory.removalHold
         do {
             _ = try await counters.updateOathCredential(credentialId: id) { current in
                 guard current.isLocked, current.lockingPolicy == hold else { return current }
-                var released = current
-                released.unlockCredential()
+                var released = current  // the lock it had before the hold, if any
+                if last.isLocked { released.lockCredential(policyName: last.lockingPolicy ?? "unknown") } else { released.unlockCredential() }
                 return released
             }
         } catch {
@@ -184,6 +212,8 @@ actor OathService {
         }
         let (isLocked, policy) = (changed.isLocked, changed.lockingPolicy)
         let apply: @Sendable (OathCredential) -> OathCredential = { current in
+            // A credential being removed keeps its hold, whatever its policies say now.
+            if current.isLocked, current.lockingPolicy == OathCounterMemory.removalHold { return current }
             var next = current
             if isLocked { next.lockCredential(policyName: policy ?? "unknown") } else { next.unlockCredential() }
             return next

@@ -25,8 +25,7 @@ extension OathKeychainStorage: HOTPCounterLedger {
                 let counters = try await read()
                 let raised = counters.raised(by: more)
                 guard raised != counters else { return }
-                let json = String(decoding: try JSONEncoder().encode(raised), as: UTF8.self)
-                try await items.keyring.store(try await items.seal(json, boundTo: counterField), attributes: counterAttributes,
+                try await items.keyring.store(try await items.seal(try SealedCounterMap.encode(raised), boundTo: counterField), attributes: counterAttributes,
                                               label: "OATH HOTP counters: \(service)", contentType: "application/octet-stream")
             }
         }
@@ -42,9 +41,8 @@ extension OathKeychainStorage: HOTPCounterLedger {
         } catch is SealedKeyringItems.Misplaced {
             throw OathStorageError.storageCorrupted("the record of HOTP counters does not belong to this storage")
         }
-        guard let counters = try? JSONDecoder().decode([String: UInt64].self, from: Data(json.utf8)) else {
+        do { return try SealedCounterMap.decode(json) } catch {
             throw OathStorageError.storageCorrupted("the record of HOTP counters is not a map of counters")
         }
-        return counters
     }
 }

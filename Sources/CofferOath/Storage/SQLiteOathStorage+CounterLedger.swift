@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import CofferStorage
 import Foundation
 import GRDB
@@ -10,21 +11,16 @@ extension SQLiteOathStorage: HOTPCounterLedger {
 
     /// Every remembered counter, by key fingerprint (none before the first removal).
     public func rememberedCounters() async throws -> [String: UInt64] {
-        try await run("read the HOTP counter record") { try await read().counters }
+        try await run("read the HOTP counter record") { try await read().map }
     }
 
     /// Raises the remembered counters; read again and retried when another process raised them
     /// first.
     public func remember(_ more: [String: UInt64]) async throws {
-        guard !more.isEmpty else { return }
         try await run("record HOTP counters") {
-            while true {
-                let (counters, sealed) = try await read()
-                let raised = counters.raised(by: more)
-                guard raised != counters else { return }
-                let json = String(decoding: try JSONEncoder().encode(raised), as: UTF8.self)
-                let next = try await sealer.sealing([(json, Self.field)])[0]
-                let swapped = try await database.write { db in
+            try await SealedCounterMap.raise(by: more, read: { try await read() }) { raised, sealed in
+                let next = try await sealer.sealing([(try SealedCounterMap.encode(raised), Self.field)])[0]
+                return try await database.write { db in
                     if let sealed {
                         try db.execute(sql: "UPDATE coffer_hotp_counters SET ledger = ? WHERE id = 1 AND ledger = ?", arguments: [next, sealed])
                     } else {
@@ -32,23 +28,21 @@ extension SQLiteOathStorage: HOTPCounterLedger {
                     }
                     return db.changesCount == 1
                 }
-                if swapped { return }
             }
         }
     }
 
     /// The counters and the sealed row they came from (`nil` when there is no row yet).
-    private func read() async throws -> (counters: [String: UInt64], sealed: Data?) {
+    private func read() async throws -> (map: [String: UInt64], token: Data?) {
         let sealed = try await database.read { db in
             try Data.fetchOne(db, sql: "SELECT ledger FROM coffer_hotp_counters WHERE id = 1")
         }
         guard let sealed else { return ([:], nil) }
         switch await sealer.opening([(sealed, Self.field)])[0] {
         case .success(let json):
-            guard let counters = try? JSONDecoder().decode([String: UInt64].self, from: Data(json.utf8)) else {
+            do { return (try SealedCounterMap.decode(json), sealed) } catch {
                 throw OathStorageError.storageCorrupted("the record of HOTP counters is not a map of counters")
             }
-            return (counters, sealed)
         case .failure(let error):
             if case .identityMismatch? = error as? StorageError {
                 throw OathStorageError.storageCorrupted("the record of HOTP counters does not belong in this place (moved from another row)")

@@ -1,4 +1,5 @@
 import CofferPostgres
+import CofferMFAEngine
 import CofferOath
 import CofferStorage
 import Foundation
@@ -13,21 +14,16 @@ extension PostgresOathStorage: HOTPCounterLedger {
 
     /// Every remembered counter, by key fingerprint (none before the first removal).
     public func rememberedCounters() async throws -> [String: UInt64] {
-        try await failing("read the HOTP counter record") { try await readCounters().counters }
+        try await failing("read the HOTP counter record") { try await readCounters().map }
     }
 
     /// Raises the remembered counters; read again and retried when another instance raised them
     /// first.
     public func remember(_ more: [String: UInt64]) async throws {
-        guard !more.isEmpty else { return }
         let owner = owner
         try await failing("record HOTP counters") {
-            while true {
-                let (counters, sealed) = try await readCounters()
-                let raised = counters.raised(by: more)
-                guard raised != counters else { return }
-                let json = String(decoding: try JSONEncoder().encode(raised), as: UTF8.self)
-                let swapped = try await scope.write("record HOTP counters", sealing: [(json, Self.identity)]) { connection, next in
+            try await SealedCounterMap.raise(by: more, read: { try await readCounters() }) { raised, sealed in
+                try await scope.write("record HOTP counters", sealing: [(try SealedCounterMap.encode(raised), Self.identity)]) { connection, next in
                     let query: PostgresQuery = if let sealed {
                         try "UPDATE coffer_oath_hotp_counters SET ledger = \(next[0]) WHERE owner = \(owner) AND ledger = \(sealed) RETURNING 1"
                     } else {
@@ -35,21 +31,19 @@ extension PostgresOathStorage: HOTPCounterLedger {
                     }
                     return try await !self.scope.run(query, on: connection).isEmpty
                 }
-                if swapped { return }
             }
         }
     }
 
     /// The counters and the sealed row they came from (`nil` when the owner has no row yet).
-    private func readCounters() async throws -> (counters: [String: UInt64], sealed: Data?) {
+    private func readCounters() async throws -> (map: [String: UInt64], token: Data?) {
         let rows = try await scope.read("read the HOTP counter record", "SELECT ledger FROM coffer_oath_hotp_counters WHERE owner = \(owner)")
         guard let sealed = try rows.first?.decode(Data.self) else { return ([:], nil) }
         switch try await scope.open([(sealed, Self.identity)])[0] {
         case .success(let json):
-            guard let counters = try? JSONDecoder().decode([String: UInt64].self, from: Data(json.utf8)) else {
+            do { return (try SealedCounterMap.decode(json), sealed) } catch {
                 throw OathStorageError.storageCorrupted("the record of HOTP counters is not a map of counters")
             }
-            return (counters, sealed)
         case .failure(let error):
             throw OathStorageError.storageCorrupted("the record of HOTP counters of \(owner) does not open (moved from another owner, or damaged): \(error)")
         }

@@ -41,6 +41,8 @@ enum CommandServices {
     private static func run(_ database: CofferDatabase) async {
         do {
             try await database.run()
+            // Cancelled: the command is done. Otherwise the pool ended under the command.
+            if !Task.isCancelled { StandardStreams.note("coffer: warning: the PostgreSQL connection pool stopped before the command ended") }
         } catch is CancellationError {
             // The command is done.
         } catch {

@@ -92,7 +92,8 @@ struct AuthenticatorOptions: ParsableArguments {
     func openStore(backend chosen: AuthenticatorBackend? = nil, keyless: Bool = false) throws -> AuthenticatorStore {
         let logger = Logger(label: "coffer")
         let backend = try chosen ?? backend()
-        let trashDays = try ToolTrash.keepDays
+        // Only the SQLite store keeps a trash: a bad COFFER_TRASH_DAYS does not stop the others.
+        let trashDays = backend == .sqlite ? try ToolTrash.keepDays : 0
         if backend == .sqlite {
             Self.finishInterruptedKeyMove(in: data.directory)
             if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: data.directory)) == .tpm { TPMNetworkWarning.warnIfNetwork() }

@@ -32,7 +32,9 @@ struct RenameCommand: AsyncParsableCommand {
             do {
                 (renamed, id) = try authenticator.rename(found, issuer: issuer, accountName: account)
             } catch AuthenticatorError.invalidName(let reason) {
-                throw CommandFailure(reason)
+                throw CommandFailure.usage(reason)
+            } catch AuthenticatorError.notFound {
+                throw CommandFailure.noMatch("\(AccountQuery.title(found)) is no longer stored (removed meanwhile); nothing was renamed")
             } catch {
                 throw CommandFailure("the account could not be renamed: \((error as? LocalizedError)?.errorDescription ?? "\(error)")",
                                      status: ExitStatus.of(error))
