@@ -32,7 +32,7 @@ struct RenameCommand: AsyncParsableCommand {
             do {
                 (renamed, id) = try authenticator.rename(found, issuer: issuer, accountName: account)
             } catch AuthenticatorError.invalidName(let reason) {
-                throw CommandFailure.usage(reason)
+                throw CommandFailure(reason)  // as before: a name that cannot be used (issue 33 reviews the statuses)
             } catch AuthenticatorError.notFound {
                 throw CommandFailure.noMatch("\(AccountQuery.title(found)) is no longer stored (removed meanwhile); nothing was renamed")
             } catch {
