@@ -227,6 +227,24 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// of two processes adding the same account at once, exactly one succeeds. If one of them
     /// cannot be inserted, those this call inserted are removed again, by their ids.
     private func insert(_ mechanisms: [Mechanism], into storage: any StorageClient, accountIsNew: Bool) throws(AuthenticatorError) {
+        // The check and the insert as one step against other processes, when the store can hold
+        // their adds back (SQLite): two adds of one HOTP secret under two names never both win.
+        guard let serialized = storage as? any SerializedAdds, mechanisms.contains(where: { $0.type == .hotp }) else {
+            return try insertChecked(mechanisms, into: storage, accountIsNew: accountIsNew)
+        }
+        let outcome: Result<Void, AuthenticatorError>
+        do {
+            outcome = try serialized.serializingAdds {
+                do throws(AuthenticatorError) { try insertChecked(mechanisms, into: storage, accountIsNew: accountIsNew); return .success(()) }
+                catch { return .failure(error) }
+            }
+        } catch {
+            throw .storageFailed(operation: "take the store's add lock", cause: error)
+        }
+        try outcome.get()
+    }
+
+    private func insertChecked(_ mechanisms: [Mechanism], into storage: any StorageClient, accountIsNew: Bool) throws(AuthenticatorError) {
         // Every floor first: one that cannot be known stops the add before anything is stored.
         var floored: [Mechanism] = []
         for var mechanism in mechanisms {

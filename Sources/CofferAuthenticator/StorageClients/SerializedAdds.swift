@@ -1,0 +1,20 @@
+import CofferStorage
+import Foundation
+
+/// A store that can hold back other processes' adds while one add checks and inserts, so the
+/// rule that two accounts never hold one HOTP secret holds across processes, not only within one
+/// client: the check (``HOTPCounterFloor``) and the insert run as one step.
+public protocol SerializedAdds {
+    /// Runs `body` while no other process adds to this store through the same protocol.
+    func serializingAdds<R>(_ body: () throws -> R) throws -> R
+}
+
+/// SQLite's adds take an exclusive lock on `.<database>.adds.lock` beside the database file.
+extension SQLiteStorageClient: SerializedAdds {
+    /// Runs `body` holding the store's add lock (a file lock beside the database).
+    public func serializingAdds<R>(_ body: () throws -> R) throws -> R {
+        let file = URL(fileURLWithPath: path)
+        let lock = FileLock(path: file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).adds.lock").path)
+        return try lock.withExclusiveLock(body)
+    }
+}
