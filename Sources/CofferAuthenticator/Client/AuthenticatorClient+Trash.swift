@@ -85,7 +85,7 @@ extension AuthenticatorClient {
             throw .storageFailed(operation: "read the trash", cause: error)
         }
         if entry.mechanisms.isEmpty {
-            guard let current = account(identifier: entry.account.identifier)?.account else {
+            guard let current = account(storedAs: entry.account.identifier) else {
                 // A removed account that had no mechanisms: the account itself comes back.
                 guard entry.reason == "removed" else {
                     throw .notFound("The account \(entry.account.issuer) / \(entry.account.accountName) (restore the account first)")
@@ -123,7 +123,7 @@ extension AuthenticatorClient {
 
     /// The stored account changed by `change` in one step of the storage client.
     private func updateAccount(_ account: Account, _ change: @escaping (inout Account) throws -> Void) throws(AuthenticatorError) -> Account {
-        guard self.account(identifier: account.identifier) != nil else {
+        guard self.account(storedAs: account.identifier) != nil else {
             throw .notFound("The account \(account.issuer) / \(account.accountName)")
         }
         return try updatingAccount(account.identifier, change)

@@ -55,7 +55,7 @@ public final class HOTPCounterFloor: @unchecked Sendable {
         if let remembered {
             do { kept = try remembered() } catch { throw .rememberedUnreadable(cause: error) }
         }
-        return HOTPCounters.merged(counters, HOTPCounters.of(stored + kept))
+        return counters.raised(by: HOTPCounters.of(stored + kept))
     }
 }
 

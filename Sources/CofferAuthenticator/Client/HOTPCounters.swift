@@ -42,10 +42,6 @@ package enum HOTPCounters {
         return counters
     }
 
-    /// `counters` raised by `more`, key by key.
-    package static func merged(_ counters: [String: UInt64], _ more: [String: UInt64]) -> [String: UInt64] {
-        counters.raised(by: more)
-    }
 
     /// The highest counter `remembered` holds for `mechanism`'s key, under its fingerprint or
     /// under a name an earlier version of Coffer gave it (see ``legacyNames(of:)``).

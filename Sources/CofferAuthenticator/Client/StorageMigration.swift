@@ -156,7 +156,7 @@ public enum StorageMigration {
         let carried: [String: UInt64], known: [String: UInt64]
         do {
             let sourceCounters = try (sourceLedger ?? source as? any HOTPCounterLedger)?.rememberedCountersBlocking() ?? [:]
-            carried = HOTPCounters.merged(HOTPCounters.merged(sourceCounters, HOTPCounters.of(remembered)), moved)
+            carried = sourceCounters.raised(by: HOTPCounters.of(remembered)).raised(by: moved)
         } catch {
             throw .counterLedgerFailed("source", cause: error)
         }

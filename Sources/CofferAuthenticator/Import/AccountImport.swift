@@ -67,7 +67,7 @@ extension AuthenticatorClient {
                     report.replaced += added.replaced
                     // Into the trash at once: an entry refused later in the file loses nothing.
                     if let trash, !added.replaced.isEmpty {
-                        let account = self.account(identifier: parsed.account.identifier)?.account ?? parsed.account
+                        let account = self.account(storedAs: parsed.account.identifier) ?? parsed.account
                         report.trashed.append(.init(account: account, id: try trash.put(account, added.replaced, reason: trashReason)))
                     }
                 }

@@ -42,3 +42,9 @@ struct OathCounterMemory: Sendable {
         try await ledger.remember([identity.fingerprint: UInt64(credential.counter)])
     }
 }
+
+extension OathCredential {
+    /// Whether a removal holds this credential (``OathCounterMemory/removalHold``): no code, no
+    /// save and no policy may change it until the removal ends.
+    var isHeldForRemoval: Bool { isLocked && lockingPolicy == OathCounterMemory.removalHold }
+}

@@ -86,7 +86,7 @@ actor OathService {
     /// Refuses to change a credential that is being removed (held by ``OathCounterMemory/removalHold``):
     /// a save or a lock lifted then would let a code be issued after its counter was recorded.
     private static func refuseHeld(_ credential: OathCredential?) throws {
-        guard let credential, credential.isLocked, credential.lockingPolicy == OathCounterMemory.removalHold else { return }
+        guard let credential, credential.isHeldForRemoval else { return }
         throw OathError.credentialLocked(credential.id)
     }
 
@@ -152,11 +152,10 @@ actor OathService {
 
     /// Lifts the removal's hold after the removal failed, so the credential issues codes again.
     private func release(_ id: String, held last: OathCredential, counters: any OathCounterStorage) async {
-        guard last.oathType == .hotp, last.lockingPolicy != OathCounterMemory.removalHold else { return }
-        let hold = OathCounterMemory.removalHold
+        guard last.oathType == .hotp, !last.isHeldForRemoval else { return }
         do {
             _ = try await counters.updateOathCredential(credentialId: id) { current in
-                guard current.isLocked, current.lockingPolicy == hold else { return current }
+                guard current.isHeldForRemoval else { return current }
                 var released = current  // the lock it had before the hold, if any
                 if last.isLocked { released.lockCredential(policyName: last.lockingPolicy ?? "unknown") } else { released.unlockCredential() }
                 return released
@@ -213,7 +212,7 @@ actor OathService {
         let (isLocked, policy) = (changed.isLocked, changed.lockingPolicy)
         let apply: @Sendable (OathCredential) -> OathCredential = { current in
             // A credential being removed keeps its hold, whatever its policies say now.
-            if current.isLocked, current.lockingPolicy == OathCounterMemory.removalHold { return current }
+            if current.isHeldForRemoval { return current }
             var next = current
             if isLocked { next.lockCredential(policyName: policy ?? "unknown") } else { next.unlockCredential() }
             return next

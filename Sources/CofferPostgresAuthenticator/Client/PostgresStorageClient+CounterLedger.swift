@@ -31,7 +31,7 @@ extension PostgresStorageClient: HOTPCounterLedger {
                 let sealed = try row.decode(Data.self)
                 if !sealed.isEmpty { remembered = try await self.open(sealed) }
             }
-            let raised = HOTPCounters.merged(remembered, counters)
+            let raised = remembered.raised(by: counters)
             guard raised != remembered else { return }
             let json = String(decoding: try JSONEncoder().encode(raised), as: UTF8.self)
             let sealed = try await self.sealer.sealing([(json, self.ledgerField)])[0]

@@ -19,7 +19,7 @@ extension KeychainStorageClient: HOTPCounterLedger {
         try diagnostics.attemptThrowing("remember HOTP counters") {
             try exclusively {
                 let remembered = try readCounters()
-                let raised = HOTPCounters.merged(remembered, counters)
+                let raised = remembered.raised(by: counters)
                 guard raised != remembered else { return }
                 try storeItem(CounterRecord(counters: raised), identity: "counters", attributes: ["service": service("counters")],
                               label: "HOTP counters")

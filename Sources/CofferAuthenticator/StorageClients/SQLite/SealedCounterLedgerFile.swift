@@ -38,7 +38,7 @@ public struct SealedCounterLedgerFile: HOTPCounterLedger {
         guard !counters.isEmpty else { return }
         try lock.withExclusiveLock {
             let remembered = try rememberedCounters()
-            let raised = HOTPCounters.merged(remembered, counters)
+            let raised = remembered.raised(by: counters)
             guard raised != remembered else { return }
             try PrivateFile.write(try store.sealCompanion(try JSONEncoder().encode(raised)), to: file.path)
         }
