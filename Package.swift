@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CofferAuthenticatorTesting", targets: ["CofferAuthenticatorTesting"]),
         .library(name: "CofferAuthenticator", targets: ["CofferAuthenticator"]),
         .library(name: "CofferMFACommons", targets: ["CofferMFACommons"]),
+        .library(name: "CofferMFATransfer", targets: ["CofferMFATransfer"]),
         .library(name: "CofferOath", targets: ["CofferOath"]),
         .library(name: "CofferPush", targets: ["CofferPush"]),
         .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
@@ -69,10 +70,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Other authenticators' exports, the Aegis codec, the exporters and QR codes: read into
+        // and written from generation-neutral entries, which each generation maps onto its models.
+        .target(
+            name: "CofferMFATransfer",
+            dependencies: [
+                "CofferStorage",
+                "CofferMFAEngine",
+                "CQRCode",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "CofferOath",
             dependencies: [
                 "CofferMFACommons",
+                "CofferMFATransfer",
                 "CofferMFAEngine",
                 "CofferStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -94,9 +108,8 @@ let package = Package(
             dependencies: [
                 "CofferStorage",
                 "CofferMFAEngine",
-                "CQRCode",
+                "CofferMFATransfer",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -147,7 +160,7 @@ let package = Package(
         // replays every saved crasher through it.
         .target(
             name: "CofferFuzzHarness",
-            dependencies: ["CofferStorage", "CofferAuthenticator"],
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferMFATransfer"],
             path: "Fuzz/Sources/FuzzHarness"
         ),
         .executableTarget(
@@ -157,6 +170,7 @@ let package = Package(
                 "CofferStorage",
                 "CofferMFAEngine",
                 "CofferAuthenticator",
+                "CofferMFATransfer",
                 "CofferPostgres",
                 "CofferPostgresAuthenticator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -185,8 +199,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            exclude: ["Fixtures"]
+            ]
         ),
         // The tool, run as a process: every command, its output, statuses, prompts and files.
         .testTarget(
@@ -195,6 +208,12 @@ let package = Package(
                 "CofferAuthenticator", "CofferStorage", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        // The format readers, the Aegis codec and the exporters, beside their fixtures.
+        .testTarget(
+            name: "CofferMFATransferTests",
+            dependencies: ["CofferMFATransfer", "CofferAuthenticator", "CofferStorage", "TestSupport"],
+            exclude: ["Fixtures"]
         ),
         // The engine and the commons beside their own vectors and rules.
         .testTarget(
@@ -209,7 +228,7 @@ let package = Package(
             name: "CofferOathTests",
             dependencies: [
                 "CofferMFAEngine",
-                "CofferOath", "CofferPush", "CofferMFACommons", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport",
+                "CofferOath", "CofferPush", "CofferMFACommons", "CofferMFATransfer", "CofferAuthenticator", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

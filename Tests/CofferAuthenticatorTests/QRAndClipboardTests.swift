@@ -44,7 +44,7 @@ struct QRAndClipboardTests {
         #expect(imported.status == 0 && imported.stdout.hasPrefix("Imported 1 account(s) from the QR code image."), "\(imported.stdout)")
 
         // A Google export in two QR codes, side by side in one picture.
-        let lines = try String(contentsOf: ImportFormatTests.fixtures.appendingPathComponent("google-batches.txt"), encoding: .utf8)
+        let lines = try String(contentsOf: ImportFixtures.folder.appendingPathComponent("google-batches.txt"), encoding: .utf8)
             .split(separator: "\n").map(String.init)
         let halves = [directory.appending("g1.png").path, directory.appending("g2.png").path]
         for (line, path) in zip(lines, halves) { try await shell("qrencode -s 5 -o '\(path)' '\(line)'") }

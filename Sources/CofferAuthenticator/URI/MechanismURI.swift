@@ -46,20 +46,8 @@ public enum MechanismURI {
         type: MechanismType, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
         digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uid: String? = nil, resourceId: String? = nil
     ) -> String {
-        var components = URLComponents()
-        components.scheme = "otpauth"
-        components.host = type.rawValue
-        // Each part percent-encoded down to unreserved characters, so a ':' inside the issuer or
-        // the account name can never be taken for the separator.
-        components.percentEncodedPath = "/" + AuthenticatorURI.Label.encode(issuer) + ":" + AuthenticatorURI.Label.encode(accountName)
-        components.queryItems = [URLQueryItem(name: "secret", value: secret), URLQueryItem(name: "issuer", value: issuer)]
-            + [algorithm.map { URLQueryItem(name: "algorithm", value: $0) },
-               digits.map { URLQueryItem(name: "digits", value: String($0)) },
-               period.map { URLQueryItem(name: "period", value: String($0)) },
-               counter.map { URLQueryItem(name: "counter", value: String($0)) },
-               uid.map { URLQueryItem(name: "uid", value: Base64Text.encodeURLSafe($0)) },
-               resourceId.map { URLQueryItem(name: "oid", value: Base64Text.encodeURLSafe($0)) }].compactMap { $0 }
-        return components.string ?? ""
+        AuthenticatorURI.otpauth(type: type.rawValue, issuer: issuer, accountName: accountName, secret: secret, algorithm: algorithm,
+                                 digits: digits, period: period, counter: counter, uid: uid, resourceId: resourceId)
     }
 
     /// The `otpauth://` URI of an OATH mechanism, with every field it holds: what an

@@ -1,4 +1,5 @@
 import CofferMFACommons
+import CofferMFATransfer
 import Foundation
 
 /// Adds OATH credentials from enrolment URIs, keeps them in an ``OathStorage``, and makes their
@@ -74,6 +75,27 @@ public final class OathClient: Sendable {
     /// The code with its time left (TOTP) or the counter after it (HOTP).
     public func generateCodeWithValidity(_ credentialId: String) async throws -> OathCodeInfo {
         try await service.code(credentialId)
+    }
+
+    /// Imports accounts read from another authenticator's export (CofferMFATransfer's
+    /// `ImportFormat` reads Aegis, Google, 2FAS, andOTP, FreeOTP+, Bitwarden, Ente and URI lists).
+    ///
+    /// Each entry is checked as a scanned URI is, by Ping's rules, then its policies and the
+    /// storage's rules, and reported: imported; skipped, when a credential with its issuer,
+    /// account and type exists (`overwrite` replaces it, keeping its id; a replaced HOTP
+    /// counter is remembered, so codes never repeat); unsupported (Steam, mOTP, Yandex, push);
+    /// or refused, with why. Read the whole file before calling, so a file that cannot be read
+    /// imports nothing.
+    public func importEntries(_ entries: [ImportEntry], overwrite: Bool = false) async throws -> OathImportReport {
+        try await service.importEntries(entries, overwrite: overwrite)
+    }
+
+    /// Every credential as an exported account (CofferMFATransfer's `AccountExport` writes them
+    /// as an Aegis vault, URIs, QR codes or Google transfer codes), and the titles of those left
+    /// out with why: a credential a policy locked is not exported, since its codes are not to
+    /// be made anywhere.
+    public func exportAccounts() async throws -> (accounts: [TransferAccount], notExported: [String]) {
+        try await service.exportAccounts()
     }
 
     /// Empties the credential cache; the client stays usable.

@@ -29,7 +29,11 @@ actor OathService {
     }
 
     func add(uri: String) async throws -> OathCredential {
-        let credential = try OathUriParser.parse(uri)
+        try await add(try OathUriParser.parse(uri))
+    }
+
+    /// Checks a parsed credential's policies (a failing one refuses it) and stores it.
+    func add(_ credential: OathCredential) async throws -> OathCredential {
         let result = await evaluator.evaluate(credentialPolicies: credential.policies)
         if result.isFailure {
             throw OathError.policyViolation("This credential violates the policy '\(result.nonCompliancePolicyName ?? "unknown")'", credential.id)

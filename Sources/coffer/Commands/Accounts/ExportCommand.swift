@@ -3,17 +3,8 @@ import CofferAuthenticator
 import Foundation
 import CofferStorage
 
-/// The formats `coffer export` writes.
-enum VaultFormat: String, ExpressibleByArgument, CaseIterable {
-    /// An Aegis vault (JSON), optionally encrypted: a backup, or a move to Aegis.
-    case aegis
-    /// One `otpauth://` URI per line: pass-otp, 2fa, cotp and most tools read them.
-    case uris
-    /// One PNG QR code per account, in a new directory: for any phone app.
-    case qr
-    /// Google Authenticator's transfer QR codes (`otpauth-migration://`), ten accounts each.
-    case google
-}
+/// The library's formats, as `--format` takes them.
+extension ExportFormat: ExpressibleByArgument {}
 
 /// `coffer export FILE [--format aegis|uris|qr|google] [--encrypt]`.
 struct ExportCommand: AsyncParsableCommand {
@@ -43,7 +34,7 @@ struct ExportCommand: AsyncParsableCommand {
         discussion: "Written 0600 from the first byte. A symbolic link or anything but a regular file you own is refused.",
         valueName: "file|dir"))
     var file: String
-    @Option(help: "The format.") var format: VaultFormat = .aegis
+    @Option(help: "The format.") var format: ExportFormat = .aegis
     @Flag(help: "Encrypt the vault with a password (aegis only).") var encrypt = false
     @OptionGroup var password: PasswordOptions
     @OptionGroup var options: AuthenticatorOptions
@@ -56,35 +47,14 @@ struct ExportCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let (entries, notExported) = authenticator.exportAegis()
+            let exported = authenticator.exportAccounts()
             // A backup that silently leaves accounts out would replace a good one exactly when
             // it is needed: refuse, as migrate does, and leave the target alone.
             if let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory) {
                 throw CommandFailure("nothing was exported (\(file == "-" ? "standard output" : file) was left as it was): \(unreadable)", status: unreadable.status)
             }
-            guard format == .aegis else {
-                try ExportFormats(file: file, format: format).write(authenticator.accounts())
-                return
-            }
             let secret = encrypt ? try password.password(prompt: "New vault password: ", confirm: true) : nil
-            if !encrypt {
-                StandardStreams.note("coffer: warning: the vault is not encrypted; its secrets are readable by anyone who gets the file")
-            }
-            // Names as JSON escapes where a terminal would act on them (the same JSON to a parser):
-            // the vault may be shown on one (`export -`), or `cat` later.
-            let data = Data(TerminalText.jsonEscaped(String(decoding: try AegisVault.write(entries, password: secret), as: UTF8.self)).utf8)
-            // The report goes to stderr when the vault itself goes to stdout.
-            let toStandardOutput = file == "-"
-            func report(_ line: String) {
-                if toStandardOutput { StandardStreams.note(line) } else { print(line) }
-            }
-            if file == "-" {
-                try StandardStreams.writeOutput(data)
-            } else {
-                try PrivateFile.write(data, to: file)
-            }
-            report("Exported \(entries.count) account(s) to \(file == "-" ? "standard output" : file)\(encrypt ? " (encrypted)" : "").")
-            for title in notExported { report("  not exported (no Aegis form): \(title)") }
+            try ExportFormats(file: file, format: format).write(exported.accounts, notExported: exported.notExported, password: secret)
         }
     }
 }

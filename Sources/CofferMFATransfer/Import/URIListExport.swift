@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 
 /// A plain list of enrolment URIs, one per line (`otpauth://`, `pushauth://`, `mfauth://`):
@@ -24,9 +25,11 @@ public enum URIListExport {
         return entries
     }
 
-    /// `Issuer: account (type)` when the line parses, else `line N`: never the secret.
+    /// `Issuer: account (type)` when the line reads as a URI, else `line N`: never the secret.
+    /// Only a title: the generation importing the entry checks the URI itself.
     private static func title(of line: String, number: Int) -> String {
-        guard let parsed = try? MechanismURI.parse(line) else { return "line \(number)" }
-        return "\(parsed.account.issuer): \(parsed.account.accountName) (\(parsed.mechanisms.map(\.type.rawValue).joined(separator: "+")))"
+        guard let uri = try? AuthenticatorURI(line) else { return "line \(number)" }
+        let issuer = uri.label.issuer ?? uri.parameters["issuer"] ?? ""
+        return "\(issuer): \(uri.label.accountName ?? "") (\(uri.type))"
     }
 }

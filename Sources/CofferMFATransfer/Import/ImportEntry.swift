@@ -1,9 +1,11 @@
+import CofferMFAEngine
 import CofferStorage
 import Foundation
 
-/// One account as an export file holds it: read, but not yet checked. ``AuthenticatorClient``
-/// checks each the way it checks a scanned URI when it imports them
-/// (``AuthenticatorClient/importEntries(_:overwrite:trashReason:)``).
+/// One account as an export file holds it: read, but not yet checked. Each generation's client
+/// checks it the way it checks a scanned URI when it imports it (CofferAuthenticator's
+/// `AuthenticatorClient.importEntries(_:overwrite:trashReason:)`, CofferOath's
+/// `OathClient.importEntries(_:overwrite:)`).
 public struct ImportEntry: Sendable, Equatable {
     /// What the file says about the account.
     public enum Content: Sendable, Equatable {
@@ -15,41 +17,8 @@ public struct ImportEntry: Sendable, Equatable {
         case refused(String)
     }
 
-    /// The parts of an OATH account, as an app exports them.
-    public struct Fields: Sendable, Equatable {
-        /// `totp`, `hotp` or `steam` (anything else is refused when imported).
-        public var type: String
-        /// Who issued the account (the service's name); may be empty.
-        public var issuer: String
-        /// The account's name at the issuer (a user name or an email address).
-        public var accountName: String
-        /// The secret, in base32.
-        public var secret: String
-        /// `SHA1`, `SHA256`, … (the URI spellings); `nil` for the default.
-        public var algorithm: String?
-        /// How many digits a code has; `nil` for the default (6).
-        public var digits: Int?
-        /// A TOTP code's lifetime in seconds; `nil` for the default (30).
-        public var period: Int?
-        /// A HOTP mechanism's counter: the next code is made from it. `nil` for 0.
-        public var counter: UInt64?
-        /// The app's id for the entry, kept when it is a UUID that no other stored object has.
-        public var uuid: String?
-
-        /// Creates the parts of an account; the optional ones default to the OATH defaults.
-        public init(type: String, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
-                    digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uuid: String? = nil) {
-            self.type = type
-            self.issuer = issuer
-            self.accountName = accountName
-            self.secret = secret
-            self.algorithm = algorithm
-            self.digits = digits
-            self.period = period
-            self.counter = counter
-            self.uuid = uuid
-        }
-    }
+    /// The parts of an OATH account, as an app exports them (the same type exports write from).
+    public typealias Fields = TransferAccount
 
     /// How the entry is named in reports: `Issuer: account (type)`, never the secret.
     public var title: String
@@ -70,11 +39,63 @@ public struct ImportEntry: Sendable, Equatable {
 
     /// An entry for `fields`, titled after them.
     public static func account(_ fields: Fields) -> ImportEntry {
-        ImportEntry(title: "\(fields.issuer): \(fields.accountName) (\(fields.type.lowercased()))", content: .fields(fields))
+        ImportEntry(title: fields.title, content: .fields(fields))
     }
 }
 
-extension ImportEntry.Fields {
+/// The parts of an OATH account as apps export them, neither generation's model: what the
+/// format readers produce and what the exporters (``AegisVault``, ``GoogleAuthenticatorTransfer``,
+/// ``AccountExport``) write.
+public struct TransferAccount: Sendable, Equatable {
+    /// `totp`, `hotp` or `steam` (anything else is refused when imported).
+    public var type: String
+    /// Who issued the account (the service's name); may be empty.
+    public var issuer: String
+    /// The account's name at the issuer (a user name or an email address).
+    public var accountName: String
+    /// The secret, in base32.
+    public var secret: String
+    /// `SHA1`, `SHA256`, … (the URI spellings); `nil` for the default.
+    public var algorithm: String?
+    /// How many digits a code has; `nil` for the default (6).
+    public var digits: Int?
+    /// A TOTP code's lifetime in seconds; `nil` for the default (30).
+    public var period: Int?
+    /// A HOTP mechanism's counter: the next code is made from it. `nil` for 0.
+    public var counter: UInt64?
+    /// The app's id for the entry, kept when it is a UUID that no other stored object has.
+    public var uuid: String?
+
+    /// Creates the parts of an account; the optional ones default to the OATH defaults.
+    public init(type: String, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
+                digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uuid: String? = nil) {
+        self.type = type
+        self.issuer = issuer
+        self.accountName = accountName
+        self.secret = secret
+        self.algorithm = algorithm
+        self.digits = digits
+        self.period = period
+        self.counter = counter
+        self.uuid = uuid
+    }
+
+    /// `Issuer: account (type)`, as reports name an account; never the secret.
+    public var title: String {
+        "\(issuer): \(accountName) (\(type.lowercased()))"
+    }
+
+    /// The account's `otpauth://` URI, with the parameters it has (a HOTP account's counter
+    /// always): what a generation parses to check it as a scanned URI, and what `uris` and `qr`
+    /// exports write.
+    public var otpauthURI: String {
+        let type = type.lowercased()
+        return AuthenticatorURI.otpauth(type: type, issuer: issuer, accountName: accountName, secret: secret, algorithm: algorithm,
+                                        digits: digits, period: period, counter: type == "hotp" ? counter ?? 0 : nil)
+    }
+}
+
+extension TransferAccount {
     /// Splits an app's single name field `Issuer:account` when the app gave no issuer of its
     /// own; an issuer given is stripped from the front of the name (`Issuer:account` under
     /// issuer `Issuer` is `account`).
@@ -110,7 +131,7 @@ extension ImportEntry.Content: CustomStringConvertible, CustomDebugStringConvert
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
 
-extension ImportEntry.Fields: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+extension TransferAccount: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The type, issuer and account; the secret shows only as `<redacted>`.
     public var description: String {
         "Fields(\(type), \(issuer): \(accountName), secret: <redacted>)"

@@ -232,28 +232,24 @@ public enum AegisVault {
 
     // MARK: - Conversion
 
-    /// The vault entry for an OATH mechanism of `account` (push mechanisms have no Aegis form),
-    /// under the names shown for the account (a renamed account is exported as renamed).
+    /// The vault entry for `account`; `nil` for a type Aegis has no form for.
     ///
     /// Written as Aegis's own parser reads each type (`OtpInfo.fromJson`): every entry has
     /// `secret`, `algo` and `digits`; `totp` and `steam` have `period`, `hotp` has `counter`.
-    /// A Steam entry is SHA-1, 5 characters, 30 seconds, whatever was stored.
-    public static func entry(account: Account, mechanism: Mechanism) -> Entry? {
+    /// A Steam entry is SHA-1, 5 characters, 30 seconds, whatever was stored. The entry's id is
+    /// the account's UUID, lower-cased as Aegis writes it, or a new one.
+    public static func entry(_ account: TransferAccount) -> Entry? {
+        let type = account.type.lowercased()
+        let algo = (account.algorithm ?? "SHA1").uppercased()
         let info: Entry.Info
-        switch mechanism.type {
-        case .push:
-            return nil
-        case .totp:
-            info = Entry.Info(secret: mechanism.secret, algo: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
-                              period: mechanism.period)
-        case .steam:
-            info = Entry.Info(secret: mechanism.secret, algo: "SHA1", digits: 5, period: 30)
-        case .hotp:
-            info = Entry.Info(secret: mechanism.secret, algo: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
-                              counter: mechanism.counter)
+        switch type {
+        case "totp": info = Entry.Info(secret: account.secret, algo: algo, digits: account.digits ?? 6, period: account.period ?? 30)
+        case "steam": info = Entry.Info(secret: account.secret, algo: "SHA1", digits: 5, period: 30)
+        case "hotp": info = Entry.Info(secret: account.secret, algo: algo, digits: account.digits ?? 6, counter: account.counter ?? 0)
+        default: return nil
         }
-        return Entry(type: mechanism.type.rawValue, uuid: mechanism.mechanismUUID.lowercased(), name: account.shownAccountName,
-                     issuer: account.shownIssuer, note: nil, info: info)
+        return Entry(type: type, uuid: (account.uuid ?? UUID().uuidString).lowercased(), name: account.accountName,
+                     issuer: account.issuer, note: nil, info: info)
     }
 
     /// The entry as an ``ImportEntry``, checked when it is imported.
@@ -261,19 +257,6 @@ public enum AegisVault {
         .account(ImportEntry.Fields(
             type: entry.type, issuer: entry.issuer, accountName: entry.name, secret: entry.info.secret, algorithm: entry.info.algo,
             digits: entry.info.digits, period: entry.info.period, counter: entry.info.counter, uuid: entry.uuid))
-    }
-
-    /// The account and mechanism for a vault entry, validated like a URI; `nil` for types Coffer
-    /// does not support (motp, yandex).
-    public static func mechanism(for entry: Entry, now: Date = Date()) throws(URIParseError) -> (Account, Mechanism)? {
-        guard let type = MechanismType(rawValue: entry.type.lowercased()), type != .push else { return nil }
-        let uri = MechanismURI.otpauth(
-            type: type, issuer: entry.issuer, accountName: entry.name, secret: entry.info.secret, algorithm: entry.info.algo,
-            digits: entry.info.digits, period: entry.info.period, counter: type == .hotp ? entry.info.counter ?? 0 : nil)
-        let parsed = try MechanismURI.parse(uri, now: now)
-        var mechanism = parsed.mechanisms[0]
-        if UUID(uuidString: entry.uuid) != nil { mechanism.mechanismUUID = entry.uuid.uppercased() }
-        return (parsed.account, mechanism)
     }
 }
 

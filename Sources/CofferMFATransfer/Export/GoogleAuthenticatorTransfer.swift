@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 
 /// Writes what Google Authenticator's "Transfer accounts" scans: `otpauth-migration://offline?data=`
@@ -11,17 +12,16 @@ public enum GoogleAuthenticatorTransfer {
     /// scans from a phone at a comfortable size.
     public static let batchSize = 10
 
-    /// The URIs for `mechanisms` (with their accounts' shown names), and the titles of those that
-    /// Google Authenticator has no form for, with why.
-    public static func uris(for mechanisms: [(account: Account, mechanism: Mechanism)], batchID: UInt32 = .random(in: 1...UInt32(Int32.max)))
+    /// The URIs for `accounts`, and the titles of those that Google Authenticator has no form
+    /// for, with why.
+    public static func uris(for accounts: [TransferAccount], batchID: UInt32 = .random(in: 1...UInt32(Int32.max)))
         -> (uris: [String], notExported: [String]) {
         var accepted: [Data] = []
         var notExported: [String] = []
-        for (account, mechanism) in mechanisms {
-            let title = "\(account.shownIssuer): \(account.shownAccountName) (\(mechanism.type.rawValue))"
-            switch parameters(account, mechanism) {
+        for account in accounts {
+            switch parameters(account) {
             case .success(let encoded): accepted.append(encoded)
-            case .failure(let why): notExported.append("\(title): \(why.reason)")
+            case .failure(let why): notExported.append("\(account.title): \(why.reason)")
             }
         }
         let batches = stride(from: 0, to: accepted.count, by: batchSize).map { Array(accepted[$0..<min($0 + batchSize, accepted.count)]) }
@@ -41,40 +41,43 @@ public enum GoogleAuthenticatorTransfer {
 
     private struct Unsupported: Error { let reason: String }
 
-    /// One `OtpParameters`, or why Google Authenticator cannot hold the mechanism.
-    private static func parameters(_ account: Account, _ mechanism: Mechanism) -> Result<Data, Unsupported> {
+    /// One `OtpParameters`, or why Google Authenticator cannot hold the account.
+    private static func parameters(_ account: TransferAccount) -> Result<Data, Unsupported> {
         let type: UInt64
-        switch mechanism.type {
-        case .totp:
-            guard mechanism.period == 30 else { return .failure(Unsupported(reason: "its period is \(mechanism.period) s; Google's format has 30 s only")) }
+        switch account.type.lowercased() {
+        case "totp":
+            let period = account.period ?? 30
+            guard period == 30 else { return .failure(Unsupported(reason: "its period is \(period) s; Google's format has 30 s only")) }
             type = 2
-        case .hotp: type = 1
-        case .steam: return .failure(Unsupported(reason: "Google Authenticator has no Steam codes"))
-        case .push: return .failure(Unsupported(reason: "push mechanisms cannot be transferred"))
+        case "hotp": type = 1
+        case "steam": return .failure(Unsupported(reason: "Google Authenticator has no Steam codes"))
+        default: return .failure(Unsupported(reason: "Google Authenticator has no \(account.type) codes"))
         }
         let digits: UInt64
-        switch mechanism.digits {
+        switch account.digits ?? 6 {
         case 6: digits = 1
         case 8: digits = 2
-        default: return .failure(Unsupported(reason: "its codes have \(mechanism.digits) digits; Google's format has 6 or 8"))
+        case let other: return .failure(Unsupported(reason: "its codes have \(other) digits; Google's format has 6 or 8"))
         }
         let algorithm: UInt64
-        switch mechanism.algorithm {
-        case .sha1: algorithm = 1
-        case .sha256: algorithm = 2
-        case .sha512: algorithm = 3
-        case .md5: algorithm = 4
-        case .sha384: return .failure(Unsupported(reason: "Google's format has no SHA-384"))
+        switch (account.algorithm ?? "SHA1").uppercased() {
+        case "SHA1": algorithm = 1
+        case "SHA256": algorithm = 2
+        case "SHA512": algorithm = 3
+        case "MD5": algorithm = 4
+        case let other: return .failure(Unsupported(reason: "Google's format has no \(other.replacingOccurrences(of: "SHA", with: "SHA-"))"))
         }
-        guard let secret = try? Base32.decode(mechanism.secret) else { return .failure(Unsupported(reason: "its secret is not base32")) }
+        guard let secret = try? Base32Codec.decodeSecret(account.secret).bytes, !secret.isEmpty else {
+            return .failure(Unsupported(reason: "its secret is not base32"))
+        }
         var writer = ProtobufWriter()
         writer.bytes(1, secret)
-        writer.bytes(2, Data(account.shownAccountName.utf8))
-        writer.bytes(3, Data(account.shownIssuer.utf8))
+        writer.bytes(2, Data(account.accountName.utf8))
+        writer.bytes(3, Data(account.issuer.utf8))
         writer.varint(4, algorithm)
         writer.varint(5, digits)
         writer.varint(6, type)
-        if mechanism.type == .hotp { writer.varint(7, mechanism.counter) }
+        if type == 1 { writer.varint(7, account.counter ?? 0) }
         return .success(writer.data)
     }
 }

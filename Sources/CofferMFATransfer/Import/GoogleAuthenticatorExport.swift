@@ -102,7 +102,7 @@ public enum GoogleAuthenticatorExport {
         guard let algorithmName = algorithms[algorithm] else { return ImportEntry(title: title, content: .refused("its algorithm (\(algorithm)) is unknown")) }
         guard let digitCount = digitCounts[digits] else { return ImportEntry(title: title, content: .refused("its digit count (\(digits)) is unknown")) }
         return .account(ImportEntry.Fields(
-            type: typeName, issuer: names.issuer, accountName: names.accountName, secret: Base32.encode(secret),
+            type: typeName, issuer: names.issuer, accountName: names.accountName, secret: Base32Codec.encode(secret),
             algorithm: algorithmName, digits: digitCount, counter: typeName == "hotp" ? counter : nil))
     }
 }

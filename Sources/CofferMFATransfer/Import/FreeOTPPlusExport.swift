@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import Foundation
 
 /// FreeOTP+'s JSON export: `tokens`, each with `issuerExt` (else `issuerInt`), `label`, `type`
@@ -32,7 +33,7 @@ public enum FreeOTPPlusExport {
             var type = (token["type"] as? String ?? "TOTP").lowercased()
             if type == "totp", issuer == "Steam" { type = "steam" }
             return .account(ImportEntry.Fields(
-                type: type, issuer: issuer, accountName: label, secret: Base32.encode(secret), algorithm: token["algo"] as? String,
+                type: type, issuer: issuer, accountName: label, secret: Base32Codec.encode(secret), algorithm: token["algo"] as? String,
                 digits: token["digits"] as? Int, period: token["period"] as? Int,
                 counter: type == "hotp" ? (token["counter"] as? Int).map { UInt64(max(0, $0)) + 1 } ?? 0 : nil))
         }

@@ -51,20 +51,28 @@ extension AuthenticatorClient {
         }
     }
 
-    /// The Aegis entries of every OATH mechanism, and the titles of the push mechanisms, which
-    /// have no Aegis form.
-    public func exportAegis() -> (entries: [AegisVault.Entry], notExported: [String]) {
-        var entries: [AegisVault.Entry] = []
+    /// Every OATH mechanism in the exported form (``TransferAccount``) that ``AccountExport``
+    /// writes in any ``ExportFormat``, under the names shown for its account; and the titles of
+    /// the push mechanisms, which no other authenticator can take.
+    public func exportAccounts() -> (accounts: [TransferAccount], notExported: [String]) {
+        var exported: [TransferAccount] = []
         var notExported: [String] = []
         for listed in accounts() {
             for mechanism in listed.mechanisms {
-                if let entry = AegisVault.entry(account: listed.account, mechanism: mechanism) {
-                    entries.append(entry)
+                if let account = TransferAccount(account: listed.account, mechanism: mechanism) {
+                    exported.append(account)
                 } else {
                     notExported.append("\(listed.account.shownIssuer): \(listed.account.shownAccountName) (\(mechanism.type.rawValue))")
                 }
             }
         }
-        return (entries, notExported)
+        return (exported, notExported)
+    }
+
+    /// The Aegis entries of every OATH mechanism, and the titles of the push mechanisms, which
+    /// have no Aegis form.
+    public func exportAegis() -> (entries: [AegisVault.Entry], notExported: [String]) {
+        let exported = exportAccounts()
+        return (exported.accounts.compactMap(AegisVault.entry), exported.notExported)
     }
 }
