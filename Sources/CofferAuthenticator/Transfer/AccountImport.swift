@@ -33,7 +33,7 @@ extension ImportEntry {
 }
 
 extension AuthenticatorClient {
-    /// Imports accounts read from an export file (see ``ImportFormat``).
+    /// Imports accounts read from an export file (see `ImportFormat`).
     ///
     /// Each entry is checked as a scanned URI is and reported: imported, skipped (the account
     /// already has a mechanism of that type; `overwrite` replaces a readable one), imported

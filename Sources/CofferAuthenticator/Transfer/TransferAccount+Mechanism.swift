@@ -1,6 +1,7 @@
 import CofferMFATransfer
 import Foundation
 
+/// An exported account made from a legacy account and mechanism.
 extension TransferAccount {
     /// The exported form of an OATH mechanism of `account`, under the names shown for the account
     /// (a renamed account is exported as renamed); `nil` for a push mechanism, which no other
@@ -14,9 +15,10 @@ extension TransferAccount {
     }
 }
 
+/// Aegis vault entries to and from the legacy models.
 extension AegisVault {
     /// The vault entry for an OATH mechanism of `account` (push mechanisms have no Aegis form),
-    /// under the names shown for the account (see ``AegisVault/entry(_:)``).
+    /// under the names shown for the account (see `AegisVault.entry(_:)`).
     public static func entry(account: Account, mechanism: Mechanism) -> Entry? {
         TransferAccount(account: account, mechanism: mechanism).flatMap(entry)
     }

@@ -51,8 +51,8 @@ extension AuthenticatorClient {
         }
     }
 
-    /// Every OATH mechanism in the exported form (``TransferAccount``) that ``AccountExport``
-    /// writes in any ``ExportFormat``, under the names shown for its account; and the titles of
+    /// Every OATH mechanism in the exported form (`TransferAccount`) that `AccountExport`
+    /// writes in any `ExportFormat`, under the names shown for its account; and the titles of
     /// the push mechanisms, which no other authenticator can take.
     public func exportAccounts() -> (accounts: [TransferAccount], notExported: [String]) {
         var exported: [TransferAccount] = []

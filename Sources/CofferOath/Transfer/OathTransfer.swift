@@ -105,6 +105,7 @@ extension OathCredential {
     }
 }
 
+/// An exported account made from one of Ping's credentials.
 extension TransferAccount {
     /// The exported form of `credential`, under the names it is shown with; its id travels as
     /// the entry's UUID.
