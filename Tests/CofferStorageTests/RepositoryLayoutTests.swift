@@ -76,6 +76,25 @@ struct RepositoryLayoutTests {
                 "the fuzz harness belongs to Fuzz/")
     }
 
+    @Test("the engine has no product and no public surface; the transfer module knows neither generation")
+    func engineAndTransfer() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        for module in ["CofferMFAEngine", "CofferMFATransfer"] {
+            let folder = sources.appendingPathComponent(module)
+            for path in FileManager.default.subpaths(atPath: folder.path) ?? [] where path.hasSuffix(".swift") {
+                let lines = try String(contentsOf: folder.appendingPathComponent(path), encoding: .utf8).split(separator: "\n")
+                if module == "CofferMFAEngine" {
+                    #expect(!lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("public ") }, "\(module)/\(path) declares public API")
+                } else {
+                    #expect(!lines.contains { $0.hasPrefix("import CofferAuthenticator") || $0.hasPrefix("import CofferOath") },
+                            "\(module)/\(path) imports a generation")
+                }
+            }
+        }
+        #expect(try Self.dependencies(of: "CofferMFATransfer") == ["CofferStorage", "CofferMFAEngine"])
+        #expect(!(try Self.libraries().contains("CofferMFAEngine")))
+    }
+
     @Test("tests are named after what they attack, not a review round; only TestSupport reads the keyring switch")
     func testFiles() throws {
         let tests = Self.root.appendingPathComponent("Tests")

@@ -61,6 +61,15 @@ public enum MechanismURI {
 
     /// Parses `text`. `now` becomes the ``Account/timeAdded`` and ``Mechanism/timeAdded``.
     public static func parse(_ text: String, now: Date = Date()) throws(URIParseError) -> Parsed {
+        do {
+            return try read(text, now: now)
+        } catch {
+            throw URIParseError(error)
+        }
+    }
+
+    /// ``parse(_:now:)`` with the engine's error.
+    private static func read(_ text: String, now: Date) throws(URIReadError) -> Parsed {
         let uri = try AuthenticatorURI(text)
         let (scheme, type, label, parameters) = (uri.scheme, uri.type, uri.label, uri.parameters)
         if let version = parameters["version"], version != "1" {
@@ -91,7 +100,7 @@ public enum MechanismURI {
 
     // MARK: - Parts
 
-    private static func makeAccount(_ label: AuthenticatorURI.Label, _ parameters: AuthenticatorURI.Parameters, issuerIsBase64: Bool, now: Date) throws(URIParseError) -> Account {
+    private static func makeAccount(_ label: AuthenticatorURI.Label, _ parameters: AuthenticatorURI.Parameters, issuerIsBase64: Bool, now: Date) throws(URIReadError) -> Account {
         var issuer = label.issuer
         var displayIssuer: String?
         // A whitespace-only issuer says nothing either.
@@ -124,11 +133,11 @@ public enum MechanismURI {
         }
         return Account(
             issuer: issuer, accountName: label.accountName ?? "Untitled", displayIssuer: displayIssuer,
-            imageURL: try parameters["image"].map { raw throws(URIParseError) in try AuthenticatorURI.url(raw, parameter: "image").absoluteString },
+            imageURL: try parameters["image"].map { raw throws(URIReadError) in try AuthenticatorURI.url(raw, parameter: "image").absoluteString },
             backgroundColor: backgroundColor, timeAdded: now, policies: policies)
     }
 
-    private static func oath(_ type: MechanismType, _ account: Account, _ uri: AuthenticatorURI, now: Date) throws(URIParseError) -> Mechanism {
+    private static func oath(_ type: MechanismType, _ account: Account, _ uri: AuthenticatorURI, now: Date) throws(URIReadError) -> Mechanism {
         let parameters = uri.parameters
         let secret = try uri.base32Secret().text
         var algorithm = OathAlgorithm.sha1
@@ -161,9 +170,9 @@ public enum MechanismURI {
             uid: try parameters.identifier("uid"), resourceId: try parameters.identifier("oid"), timeAdded: now)
     }
 
-    private static func push(_ account: Account, _ uri: AuthenticatorURI, now: Date) throws(URIParseError) -> Mechanism {
+    private static func push(_ account: Account, _ uri: AuthenticatorURI, now: Date) throws(URIReadError) -> Mechanism {
         let parameters = uri.parameters
-        func required(_ name: String) throws(URIParseError) -> String {
+        func required(_ name: String) throws(URIReadError) -> String {
             guard let value = parameters[name] else { throw .missingParameter(name) }
             return value
         }
@@ -196,6 +205,61 @@ public enum MechanismURI {
     }
 }
 
-/// Why an authenticator URI was refused: the error of the URI reader this module shares with
-/// CofferOath and CofferPush.
-public typealias URIParseError = CofferMFAEngine.URIParseError
+/// Why an authenticator URI was refused. Each case names what to fix; none quotes a secret.
+///
+/// The reader is the one CofferOath and CofferPush use too (their errors are Ping's); its
+/// messages are the same for all three.
+public enum URIParseError: Error, Sendable, Equatable {
+    /// The text is not a URI of the expected shape.
+    case malformed(reason: String)
+    /// The scheme is not `otpauth`, `pushauth` or `mfauth`.
+    case unsupportedScheme(String)
+    /// The type (the URI's host) is not one this scheme allows.
+    case unsupportedType(String)
+    /// A required parameter is absent.
+    case missingParameter(String)
+    /// A parameter is present but unusable.
+    case invalidParameter(name: String, reason: String)
+    /// The URI is longer than anything legitimate (a guard against hostile input).
+    case tooLong(length: Int, limit: Int)
+
+    /// The reader's error as this module's.
+    init(_ error: URIReadError) {
+        switch error {
+        case .malformed(let reason): self = .malformed(reason: reason)
+        case .unsupportedScheme(let scheme): self = .unsupportedScheme(scheme)
+        case .unsupportedType(let type): self = .unsupportedType(type)
+        case .missingParameter(let name): self = .missingParameter(name)
+        case let .invalidParameter(name, reason): self = .invalidParameter(name: name, reason: reason)
+        case let .tooLong(length, limit): self = .tooLong(length: length, limit: limit)
+        }
+    }
+
+    /// The same error as the reader's, whose messages it shows.
+    private var read: URIReadError {
+        switch self {
+        case .malformed(let reason): .malformed(reason: reason)
+        case .unsupportedScheme(let scheme): .unsupportedScheme(scheme)
+        case .unsupportedType(let type): .unsupportedType(type)
+        case .missingParameter(let name): .missingParameter(name)
+        case let .invalidParameter(name, reason): .invalidParameter(name: name, reason: reason)
+        case let .tooLong(length, limit): .tooLong(length: length, limit: limit)
+        }
+    }
+}
+
+extension URIParseError: LocalizedError, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What is wrong with the URI, naming the parameter or part; never the secret. A scheme, type
+    /// or parameter name is quoted only when it is one authenticator URIs use: anything else
+    /// may be a secret pasted in the wrong place, so it is described, not repeated.
+    public var errorDescription: String? { read.errorDescription }
+
+    /// The ``errorDescription``, so that printing the error never repeats what it does not quote.
+    public var description: String { read.description }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// Only ``description``, so `dump(_:)` and the debugger show no more than the message.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

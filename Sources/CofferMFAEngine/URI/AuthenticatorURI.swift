@@ -35,7 +35,7 @@ package struct AuthenticatorURI: Sendable {
 
     /// Reads `text`: at most `limits.length` characters, no control characters, a URI with a
     /// scheme, no parameter twice, every value and name within its limit.
-    package init(_ text: String, limits: Limits = .coffer) throws(URIParseError) {
+    package init(_ text: String, limits: Limits = .coffer) throws(URIReadError) {
         guard text.count <= limits.length else { throw .tooLong(length: text.count, limit: limits.length) }
         guard !text.unicodeScalars.contains(where: Self.isControl) else {
             throw .malformed(reason: "it contains control characters")
@@ -53,7 +53,7 @@ package struct AuthenticatorURI: Sendable {
     // MARK: - Values
 
     /// A whole number in `range`, or `value` when the parameter is absent.
-    package func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws(URIParseError) -> Int {
+    package func integer(_ name: String, default value: Int, range: ClosedRange<Int>) throws(URIReadError) -> Int {
         guard let raw = parameters[name] else { return value }
         guard let parsed = Int(raw), range.contains(parsed) else {
             throw .invalidParameter(name: name, reason: "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
@@ -64,7 +64,7 @@ package struct AuthenticatorURI: Sendable {
     /// The `secret` parameter and the key it decodes to (base32, case, spaces, `-` and padding
     /// ignored). An absent secret, one that is not base32, or one that holds no whole byte is
     /// refused; the message never repeats it.
-    package func base32Secret() throws(URIParseError) -> (text: String, key: Data) {
+    package func base32Secret() throws(URIReadError) -> (text: String, key: Data) {
         guard let secret = parameters["secret"] else { throw .missingParameter("secret") }
         let decoded: (bytes: Data, symbols: Int)
         do {
@@ -81,13 +81,13 @@ package struct AuthenticatorURI: Sendable {
 
     /// An http(s) URL given as is, percent-encoded once more (`https%3A%2F%2F…`) or
     /// base64-encoded (either alphabet): servers send all three.
-    package func url(_ name: String) throws(URIParseError) -> URL {
+    package func url(_ name: String) throws(URIReadError) -> URL {
         guard let raw = parameters[name] else { throw .missingParameter(name) }
         return try Self.url(raw, parameter: name)
     }
 
     /// `raw` read as an http(s) URL, plain, percent-encoded or base64-encoded.
-    package static func url(_ raw: String, parameter: String) throws(URIParseError) -> URL {
+    package static func url(_ raw: String, parameter: String) throws(URIReadError) -> URL {
         var text = Base64Text.decodeText(raw) ?? raw
         if !text.contains("://"), let decoded = text.removingPercentEncoding { text = decoded }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
@@ -99,7 +99,7 @@ package struct AuthenticatorURI: Sendable {
 
     /// Refuses a name with control characters or longer than `limit` bytes of UTF-8 (bytes, not
     /// characters: one character can carry thousands of combining marks).
-    package static func checkName(_ name: String, parameter: String, limit: Int = Limits.coffer.nameLength) throws(URIParseError) {
+    package static func checkName(_ name: String, parameter: String, limit: Int = Limits.coffer.nameLength) throws(URIReadError) {
         guard !name.unicodeScalars.contains(where: isControl) else {
             throw .invalidParameter(name: parameter, reason: "it contains control characters")
         }

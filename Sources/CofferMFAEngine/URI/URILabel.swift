@@ -11,7 +11,7 @@ extension AuthenticatorURI {
         package var issuer: String?
         package var accountName: String?
 
-        package init(_ percentEncodedPath: String, nameLength: Int = AuthenticatorURI.Limits.coffer.nameLength) throws(URIParseError) {
+        package init(_ percentEncodedPath: String, nameLength: Int = AuthenticatorURI.Limits.coffer.nameLength) throws(URIReadError) {
             var path = Substring(percentEncodedPath)
             if path.hasPrefix("/") { path = path.dropFirst() }
             let issuerPart: Substring?, accountPart: Substring
@@ -23,11 +23,11 @@ extension AuthenticatorURI {
                 (issuerPart, accountPart) = (nil, path)
             }
             accountName = try Self.decode(accountPart, nameLength: nameLength)
-            issuer = try issuerPart.flatMap { part throws(URIParseError) in try Self.decode(part, nameLength: nameLength) }
+            issuer = try issuerPart.flatMap { part throws(URIReadError) in try Self.decode(part, nameLength: nameLength) }
         }
 
         /// The percent-decoded, trimmed, checked part, or `nil` when it is empty.
-        private static func decode(_ part: Substring, nameLength: Int) throws(URIParseError) -> String? {
+        private static func decode(_ part: Substring, nameLength: Int) throws(URIReadError) -> String? {
             guard let decoded = String(part).removingPercentEncoding else {
                 throw .invalidParameter(name: "label", reason: "it is not valid percent-encoding")
             }

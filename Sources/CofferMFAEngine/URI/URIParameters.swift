@@ -7,7 +7,7 @@ extension AuthenticatorURI {
     package struct Parameters: Sendable {
         private var values: [String: String] = [:]
 
-        package init(_ items: [URLQueryItem], valueLength: Int = AuthenticatorURI.Limits.coffer.valueLength) throws(URIParseError) {
+        package init(_ items: [URLQueryItem], valueLength: Int = AuthenticatorURI.Limits.coffer.valueLength) throws(URIReadError) {
             for item in items {
                 let name = item.name.lowercased()
                 guard values[name] == nil else { throw .invalidParameter(name: name, reason: "it appears more than once") }
@@ -27,7 +27,7 @@ extension AuthenticatorURI {
         /// An identifier the server may send base64-encoded (`uid`, `oid`, `pid`): decoded when
         /// it is base64 (either alphabet, padding optional) of UTF-8 text without control
         /// characters, kept as given otherwise, as the ForgeRock SDKs do.
-        package func identifier(_ name: String) throws(URIParseError) -> String? {
+        package func identifier(_ name: String) throws(URIReadError) -> String? {
             guard let raw = self[name] else { return nil }
             let value = Base64Text.decodeText(raw) ?? raw
             guard !value.unicodeScalars.contains(where: AuthenticatorURI.isControl) else {

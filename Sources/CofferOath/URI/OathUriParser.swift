@@ -42,7 +42,7 @@ enum OathUriParser {
             userId = try parameters.identifier(UriParser.userIdParamOath)
             resourceId = try parameters.identifier("oid")
             policies = try parameters.identifier(UriParser.policiesParam)
-        } catch let error as URIParseError {
+        } catch let error as URIReadError {
             throw OathError(error)
         }
         return OathCredential(
@@ -82,7 +82,7 @@ enum OathUriParser {
 
 extension OathError {
     /// The Oath module's error for a URI the reader refused: the parameter and reason, never a value.
-    init(_ error: URIParseError) {
+    init(_ error: URIReadError) {
         switch error {
         case .malformed, .unsupportedScheme, .tooLong: self = .invalidUri(error.errorDescription ?? "")
         case .unsupportedType: self = .invalidUri("Unknown OATH type")

@@ -39,11 +39,11 @@ public enum PushUriParser {
                 userId: try parameters.identifier(UriParser.userIdParam), resourceId: try parameters.identifier("pid") ?? "",
                 issuer: issuer, displayIssuer: issuer, accountName: reader.label.accountName ?? "",
                 serverEndpoint: endpoint?.string ?? registration.absoluteString, sharedSecret: standard,
-                imageURL: try parameters[UriParser.imageUrlParam].map { raw throws(URIParseError) in
+                imageURL: try parameters[UriParser.imageUrlParam].map { raw throws(URIReadError) in
                     try AuthenticatorURI.url(raw, parameter: "image").absoluteString
                 },
                 backgroundColor: color, policies: try parameters.identifier(UriParser.policiesParam) ?? "")
-        } catch let error as URIParseError {
+        } catch let error as URIReadError {
             throw PushError(error)
         }
     }
@@ -96,7 +96,7 @@ public enum PushUriParser {
 
 extension PushError {
     /// The Push module's error for a URI the reader refused: the parameter and reason, never a value.
-    init(_ error: URIParseError) {
+    init(_ error: URIReadError) {
         switch error {
         case .missingParameter(let name): self = .invalidUri("Missing required parameter: \(name)")
         default: self = .invalidUri(error.errorDescription ?? "the URI cannot be used")

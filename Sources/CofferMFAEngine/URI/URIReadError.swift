@@ -2,7 +2,7 @@ import Foundation
 
 /// Why a `otpauth://`, `pushauth://` or `mfauth://` URI was refused. Each case names what to fix;
 /// none quotes a secret.
-public enum URIParseError: Error, Sendable, Equatable {
+package enum URIReadError: Error, Sendable, Equatable {
     /// The text is not a URI of the expected shape.
     case malformed(reason: String)
     /// The scheme is not `otpauth`, `pushauth` or `mfauth`.
@@ -17,11 +17,11 @@ public enum URIParseError: Error, Sendable, Equatable {
     case tooLong(length: Int, limit: Int)
 }
 
-extension URIParseError: LocalizedError {
+extension URIReadError: LocalizedError {
     /// What is wrong with the URI, naming the parameter or part; never the secret. A scheme, type
     /// or parameter name is quoted only when it is one authenticator URIs use: anything else
     /// may be a secret pasted in the wrong place, so it is described, not repeated.
-    public var errorDescription: String? {
+    package var errorDescription: String? {
         switch self {
         case .malformed(let reason): return "The URI is malformed: \(reason)."
         case .unsupportedScheme(let scheme):
@@ -47,13 +47,13 @@ extension URIParseError: LocalizedError {
     ]
 }
 
-extension URIParseError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+extension URIReadError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The ``errorDescription``, so that printing the error never repeats what it does not quote.
-    public var description: String { errorDescription ?? "The URI cannot be used." }
+    package var description: String { errorDescription ?? "The URI cannot be used." }
 
     /// The same as ``description``.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
     /// Only ``description``, so `dump(_:)` and the debugger show no more than the message.
-    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+    package var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
