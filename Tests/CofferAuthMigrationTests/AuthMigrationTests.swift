@@ -300,10 +300,10 @@ struct KeyringAuthMigrationTests {
         let ledger = SourceLedger()
         let store = MemoryStorageClient()
         let legacy = AuthenticatorClient(storage: store, ledger: ledger)
-        let entry = try legacy.addAccount(uri: "otpauth://hotp/Bank:alice?secret=\(AuthMigrationTests.secret)&issuer=Bank&counter=0")
+        let entry = try await legacy.addAccount(uri: "otpauth://hotp/Bank:alice?secret=\(AuthMigrationTests.secret)&issuer=Bank&counter=0")
         let mechanism = try #require(entry.mechanisms.first)
-        for _ in 0..<4 { _ = try legacy.code(for: mechanism) }
-        try legacy.removeAccount(entry.account)
+        for _ in 0..<4 { _ = try await legacy.code(for: mechanism) }
+        try await legacy.removeAccount(entry.account)
         #expect(try await !ledger.rememberedCounters().isEmpty, "the legacy client remembered the counter")
 
         let oath = MemoryOathStorage()

@@ -60,7 +60,7 @@ struct KeyringLockAttackTests {
             }
             #expect(report.mechanisms == 1)
             let raced = try #require(await racer.result(), "the racing coffer code ran")
-            let after = try AuthenticatorClient(storage: target).code(for: #require(target.getAllAccounts().first.flatMap {
+            let after = try await AuthenticatorClient(storage: target).code(for: #require(target.getAllAccounts().first.flatMap {
                 target.getMechanismsForAccount(account: $0).first
             })).code
             if raced.status == 0 {

@@ -59,14 +59,14 @@ struct AddCommand: AsyncParsableCommand {
                     let entry: AccountEntry
                     do {
                         if replace {
-                            let (added, _, trashID) = try authenticator.replaceAccount(uri: uri, trashReason: "replaced by add --replace")
+                            let (added, _, trashID) = try await authenticator.replaceAccount(uri: uri, trashReason: "replaced by add --replace")
                             entry = added
                             if let id = trashID {
                                 StandardStreams.note("coffer: note: what \(AccountQuery.title(added.account)) had is in the trash; "
                                     + "coffer restore \(id) --replace brings it back")
                             }
                         } else {
-                            entry = try authenticator.addAccount(uri: uri)
+                            entry = try await authenticator.addAccount(uri: uri)
                         }
                     } catch AuthenticatorError.duplicateMechanism(let type, let issuer, let accountName) {
                         throw CommandFailure("\(issuer): \(accountName) already has a \(type.rawValue.uppercased()) mechanism. "

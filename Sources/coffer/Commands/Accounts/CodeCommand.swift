@@ -67,7 +67,7 @@ struct CodeCommand: AsyncParsableCommand {
             if watch { try CodeWatch.run(entries, showNext: next) }
             if raw || copy { _ = try AccountQuery.one(entries, query: query) }
             let tool = copy ? try Clipboard.tool() : nil
-            let outputs = try codes(for: entries, authenticator)
+            let outputs = try await codes(for: entries, authenticator)
             if let tool {
                 guard outputs.count == 1, let code = outputs[0].code else {
                     throw CommandFailure(outputs.first?.error ?? "that account has more than one code; ask for it without --copy")
@@ -99,7 +99,7 @@ struct CodeCommand: AsyncParsableCommand {
     /// The codes of `entries`: now, at the next time step (`--next`) or at `--at`. A HOTP code
     /// uses up its counter value, so it is issued only when the query names exactly one account
     /// and the code is for now; otherwise HOTP accounts are listed without one.
-    private func codes(for entries: [AccountEntry], _ authenticator: AuthenticatorClient) throws -> [CodeReport] {
+    private func codes(for entries: [AccountEntry], _ authenticator: AuthenticatorClient) async throws -> [CodeReport] {
         let now = Date()
         let issuesHOTP = query != nil && entries.count == 1 && !next && at == nil
         var reports: [CodeReport] = []
@@ -115,7 +115,7 @@ struct CodeCommand: AsyncParsableCommand {
                     // HOTP goes through the client, which claims the counter value atomically.
                     let code: OathCode
                     if mechanism.type == .hotp || entry.account.isLocked {
-                        code = try authenticator.code(for: mechanism)
+                        code = try await authenticator.code(for: mechanism)
                     } else {
                         var time = at?.date ?? now
                         if next { time = try CodeWatch.code(mechanism, at: now).validUntil ?? now }

@@ -47,7 +47,7 @@ struct ExportCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
-            let exported = authenticator.exportAccounts()
+            let exported = await authenticator.exportAccounts()
             // A backup that silently leaves accounts out would replace a good one exactly when
             // it is needed: refuse, as migrate does, and leave the target alone.
             if let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory) {

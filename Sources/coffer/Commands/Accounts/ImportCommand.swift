@@ -71,7 +71,7 @@ struct ImportCommand: AsyncParsableCommand {
             let keyBefore = options.recordedKeyLocation()
             let (authenticator, _) = try options.open()
             defer { options.noteNewKeyFile(before: keyBefore) }
-            var report = try authenticator.importEntries(contents.entries, overwrite: overwrite)
+            var report = try await authenticator.importEntries(contents.entries, overwrite: overwrite)
             for kept in report.trashed {
                 report.notes.append("\(AccountQuery.title(kept.account)): what it had is in the trash; coffer restore \(kept.id) --replace brings it back")
             }

@@ -28,7 +28,7 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (authenticator, storage) = try options.open(keyless: !showSecret)
-            let entries = AccountSearch.sorted(query == nil ? authenticator.accounts() : try AccountQuery.entries(matching: query, authenticator, storage))
+            let entries = AccountSearch.sorted(query == nil ? await authenticator.accounts() : try AccountQuery.entries(matching: query, authenticator, storage))
             try PostgresBackend.requireAnswered(storage)
             if let query, entries.isEmpty, UnreadableRecords.failure(storage, directory: options.data.directory) == nil {
                 throw CommandFailure.noMatch("no account matches '\(query)'; coffer list shows them all")

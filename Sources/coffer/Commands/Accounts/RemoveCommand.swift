@@ -31,7 +31,7 @@ struct RemoveCommand: AsyncParsableCommand {
                 guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was removed") }
             }
             // The library keeps it in the trash first, then takes each mechanism out as it is.
-            let id = try authenticator.removeAccount(entry.account)
+            let id = try await authenticator.removeAccount(entry.account)
             let days = try ToolTrash.keepDays
             print("Removed \(AccountQuery.title(entry.account))." + (id.map { " coffer restore \($0) brings it back (kept \(days) days)." } ?? ""))
         }

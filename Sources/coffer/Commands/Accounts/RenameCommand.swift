@@ -30,7 +30,7 @@ struct RenameCommand: AsyncParsableCommand {
             // step of the storage client (a lock or removal meanwhile is neither undone nor brought back).
             let renamed: Account, id: String?
             do {
-                (renamed, id) = try authenticator.rename(found, issuer: issuer, accountName: account)
+                (renamed, id) = try await authenticator.rename(found, issuer: issuer, accountName: account)
             } catch AuthenticatorError.invalidName(let reason) {
                 throw CommandFailure(reason)  // as before: a name that cannot be used (issue 33 reviews the statuses)
             } catch AuthenticatorError.notFound {

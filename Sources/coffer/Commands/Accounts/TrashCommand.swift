@@ -105,7 +105,7 @@ struct RestoreCommand: AsyncParsableCommand {
             }
             let entry: TrashEntry
             do {
-                entry = try authenticator.restore(trashID: id, replacing: replace)
+                entry = try await authenticator.restore(trashID: id, replacing: replace)
             } catch AuthenticatorError.trashEntryUnreadable(let name, let why) {
                 // An entry that does not open is not an absent one.
                 if let failure = trash.keyFailure(waiting: 1) { throw failure }
