@@ -3,23 +3,18 @@ import CofferStorage
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
-/// A storage that notes whether each listing runs on the off-pool executor's queue (marked with
-/// a queue-specific value, which only that queue's threads see).
+/// A storage that notes whether each listing runs outside any Swift task: on a thread of its
+/// own, not on the cooperative pool (where the awaiting task's code runs).
 final class QueueNotingStorageClient: ForwardingStorageClient, @unchecked Sendable {
-    // @unchecked Sendable: the only state of its own is `onOffPoolQueue`, behind a Mutex.
-    static let mark = DispatchSpecificKey<String>()
-    let onOffPoolQueue = Mutex<[Bool]>([])
-
-    override init(keepsPushDeviceToken: Bool = true) {
-        OffPoolExecutor.shared.queue.setSpecific(key: Self.mark, value: "off-pool")
-        super.init(keepsPushDeviceToken: keepsPushDeviceToken)
-    }
+    // @unchecked Sendable: the only state of its own is `offThePool`, behind a Mutex.
+    let offThePool = Mutex<[Bool]>([])
 
     override func getAllAccounts() -> [Account] {
-        let here = DispatchQueue.getSpecific(key: Self.mark) == "off-pool"
-        onOffPoolQueue.withLock { $0.append(here) }
+        let outsideTasks = withUnsafeCurrentTask { $0 == nil }
+        offThePool.withLock { $0.append(outsideTasks) }
         return super.getAllAccounts()
     }
 }
@@ -30,7 +25,7 @@ final class QueueNotingStorageClient: ForwardingStorageClient, @unchecked Sendab
 struct AuthenticatorClientAsyncTests {
     static let uri = "otpauth://hotp/Bank:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Bank"
 
-    @Test("add, list, code, rename, remove and restore awaited: RFC 4226's codes, and the storage called on the off-pool queue")
+    @Test("add, list, code, rename, remove and restore awaited: RFC 4226's codes, and the storage called on a thread of its own, off the cooperative pool")
     func asyncEntryPoints() async throws {
         let storage = QueueNotingStorageClient()
         let client = AuthenticatorClient(storage: storage, trash: MemoryTrash())
@@ -52,11 +47,29 @@ struct AuthenticatorClientAsyncTests {
 
         let exported = await client.exportAccounts()
         #expect(exported.accounts.map(\.issuer) == ["My Bank"])
-        let places = storage.onOffPoolQueue.withLock { $0 }
+        let places = storage.offThePool.withLock { $0 }
         #expect(!places.isEmpty && places.allSatisfy { $0 }, "\(places)")
         let synchronous: (AuthenticatorClient) -> [AccountEntry] = { $0.accounts() }
         _ = synchronous(client)                                 // the synchronous twin, on this thread
-        #expect(storage.onOffPoolQueue.withLock { $0.last } == false, "the check can fail")
+        #expect(storage.offThePool.withLock { $0.last } == false, "the check can fail")
+    }
+
+    @Test("sixteen calls at once on an encrypted SQLite store all finish (a blocked call never holds the thread its sealing needs)",
+          .timeLimit(.minutes(1)))
+    func manyAtOnce() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let storage = try SQLiteStorageClient(path: temporary.url.appendingPathComponent("a.sqlite").path,
+                                              encryptor: AESGCMEncryptor(keyAlias: "a", keyStore: FileKeyStore(directory: temporary.url)))
+        let client = AuthenticatorClient(storage: storage)
+        _ = try await client.addAccount(uri: Self.uri)
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<16 {
+                group.addTask { index.isMultiple(of: 2) ? await client.accounts().count : try await client.exportAccounts().accounts.count }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 1, count: 16))
     }
 
     @Test("typed errors come through unchanged")

@@ -180,7 +180,7 @@ struct ImportFormatTests {
         let report = try client.importEntries(contents.entries, overwrite: false)
         #expect(report.imported.count == 2)
         #expect(report.refused.count == 2)
-        #expect(report.refused.contains { $0.hasPrefix("Bad: secret (totp): ") && $0.contains("'secret'") }, "\(report.refused)")
+        #expect(report.refused.contains { $0.hasPrefix("line 3: ") && $0.contains("'secret'") }, "\(report.refused)")
         #expect(!report.refused.joined().contains("NOT1BASE32"), "no secret in the report")
         try checkTheThree(client.accounts().flatMap(\.mechanisms), steam: false)
         #expect(throws: ImportError.self) { try ImportFormat.uris.read(Data("otpauth://totp/A:b?secret=JBSWY3DP\nhello\n".utf8)) { "" } }

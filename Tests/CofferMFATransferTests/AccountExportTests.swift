@@ -52,7 +52,7 @@ struct AccountExportTests {
         #expect(try accounts(in: entries).map(essence) == Self.accounts.map(essence))
         if password != nil {
             #expect(!String(decoding: data, as: UTF8.self).contains("4SJHB4GSD43FZBAI7C2HLRJGPQ"), "the secret is sealed")
-            #expect(throws: ImportError.self) { try ImportFormat.aegis.read(data) { "wrong" } }
+            #expect(throws: AegisVault.VaultError.wrongPassword) { try ImportFormat.aegis.read(data) { "wrong" } }
         }
     }
 
@@ -92,6 +92,28 @@ struct AccountExportTests {
             #expect(try QRCodeImage.texts(in: file.data) == [(Self.accounts + [crafted])[index].otpauthURI])
         }
         #expect(AccountExport.fileName(".x/../y") == "_x_.._y")
+    }
+
+    @Test("a type Coffer writes no URI for is named, not written; uid and oid travel; printed transfer codes need no images")
+    func attacked() throws {
+        let motp = TransferAccount(type: "motp", issuer: "M", accountName: "m", secret: "JBSWY3DPEHPK3PXP")
+        let uris = try AccountExport.write(Self.accounts + [motp], as: .uris)
+        #expect(uris.exportedCount == 2 && uris.notExported == ["M: m (motp): Coffer writes no otpauth:// URI for this type"])
+        #expect(!String(decoding: uris.files[0].data, as: UTF8.self).contains("motp"))
+
+        let server = TransferAccount(type: "totp", issuer: "I", accountName: "a", secret: "JBSWY3DPEHPK3PXP", userId: "user", resourceId: "oid")
+        #expect(server.otpauthURI.contains("uid=dXNlcg") && server.otpauthURI.contains("oid=b2lk"))
+
+        let printed = try AccountExport.write(Self.accounts, as: .google, drawingImages: false)
+        #expect(printed.files.isEmpty && printed.transferURIs.count == 1)
+        let crafted = TransferAccount(type: "totp", issuer: "E\u{1B}[2J", accountName: "x", secret: "JBSWY3DPEHPK3PXP", period: 60)
+        #expect(try AccountExport.write([crafted], as: .google).notExported.allSatisfy { !$0.contains("\u{1B}") })
+    }
+
+    @Test("a URI list line whose label is a pasted secret is titled by its number")
+    func pastedSecretTitle() throws {
+        let entries = try ImportFormat.uris.read(Data("otpauth://totp/JBSWY3DPEHPK3PXPJBSWY3DP\n".utf8)) { "" }.entries
+        #expect(entries.map(\.title) == ["line 1"])
     }
 
     @Test("only an Aegis vault can be sealed: a password with another format is refused, nothing written")

@@ -28,7 +28,7 @@ struct OathTransferTests {
     }
 
     @Test("an export file: TOTP and HOTP imported with their secrets and counters, Steam reported unsupported", arguments: [
-        "andotp.json", "2fas-plain.2fas", "google.txt", "bitwarden.json",
+        "andotp.json", "2fas-plain.2fas", "google.txt", "bitwarden.json", "ente.txt", "freeotp-plus.json",
     ])
     func importsFixture(fixture: String) async throws {
         let temporary = TemporaryDirectory()
@@ -142,6 +142,107 @@ struct OathTransferTests {
         let exported = try await client.exportAccounts()
         #expect(exported.accounts.map(\.issuer) == ["Q"])
         #expect(exported.notExported == ["P: a (totp): the policy 'switch' locked it"])
+    }
+}
+
+/// Found by the attack review of the change (issue 31, point 2).
+@Suite("OathClient: imports and exports, attacked")
+struct OathTransferAttackTests {
+    /// A storage with only the five protocol methods (no counter ledger, no atomic update),
+    /// whose `failAt`-th store fails as a full disk would.
+    final class FailingOathStorage: OathStorage, @unchecked Sendable {
+        // @unchecked Sendable: `stores` is behind a Mutex; `inner` is an actor-safe storage.
+        let inner = MemoryOathStorage()
+        let failAt: Int
+        let stores = Mutex(0)
+        init(failAt: Int = .max) { self.failAt = failAt }
+        func storeOathCredential(_ credential: OathCredential) async throws {
+            let count = stores.withLock { $0 += 1; return $0 }
+            if count == failAt { throw OathStorageError.storageFailure("No space left on device", nil) }
+            try await inner.storeOathCredential(credential)
+        }
+        func retrieveOathCredential(credentialId: String) async throws -> OathCredential? { try await inner.retrieveOathCredential(credentialId: credentialId) }
+        func getAllOathCredentials() async throws -> [OathCredential] { try await inner.getAllOathCredentials() }
+        func removeOathCredential(credentialId: String) async throws -> Bool { try await inner.removeOathCredential(credentialId: credentialId) }
+        func clearOathCredentials() async throws { try await inner.clearOathCredentials() }
+    }
+
+    @Test("a storage failing halfway: the error hands back what was replaced, nothing is lost without a word")
+    func interrupted() async throws {
+        let storage = FailingOathStorage(failAt: 3)
+        let client = try await OathClient.createClient { $0.storage = storage }
+        _ = try await client.addCredentialFromUri("otpauth://totp/A:a?secret=JBSWY3DPEHPK3PXP&issuer=A")          // store 1
+        let replacing = TransferAccount(type: "totp", issuer: "A", accountName: "a", secret: "KRSXG5CTMVRXEZLU")  // store 2
+        let next = TransferAccount(type: "totp", issuer: "B", accountName: "b", secret: "KRSXG5CTMVRXEZLU")       // store 3 fails
+        do {
+            _ = try await client.importEntries([.account(replacing), .account(next)], overwrite: true)
+            Issue.record("the failing store was not reported")
+        } catch let error as OathImportInterrupted {
+            #expect(error.entry == "B: b (totp)" && error.report.imported == ["A: a (totp)"])
+            #expect(error.report.replaced.map(\.secret) == ["JBSWY3DPEHPK3PXP"], "the replaced secret is handed back")
+            #expect(error.errorDescription?.contains("No space left on device") == true)
+        }
+    }
+
+    @Test("overwrite with the same HOTP secret at a lower counter keeps the higher one, on a storage without a ledger")
+    func overwriteKeepsCounterWithoutLedger() async throws {
+        let client = try await OathClient.createClient { $0.storage = FailingOathStorage() }
+        let credential = try await client.addCredentialFromUri("otpauth://hotp/Bank:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Bank&counter=5")
+        let old = TransferAccount(type: "hotp", issuer: "Bank", accountName: "alice", secret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", counter: 0)
+        let report = try await client.importEntries([.account(old)], overwrite: true)
+        #expect(report.imported.count == 1)
+        #expect(try await client.getCredential(credential.id)?.counter == 5)
+        #expect(try await client.generateCode(credential.id) == "254676", "RFC 4226 counter 5, not 755224 (counter 0)")
+    }
+
+    @Test("a refusal never quotes a secret pasted as the algorithm, and an issuer with terminal escapes is refused")
+    func hostileFields() async throws {
+        let storage = MemoryOathStorage()
+        let client = try await OathClient.createClient { $0.storage = storage }
+        let pasted = TransferAccount(type: "totp", issuer: "A", accountName: "a", secret: "JBSWY3DPEHPK3PXP", algorithm: "KRSXG5CTMVRXEZLUKN2XAZLSKNSWG4TFOQ")
+        let report = try await client.importEntries([
+            .account(pasted),
+            ImportEntry(title: "E: e (totp)", content: .uri("otpauth://totp/e?secret=JBSWY3DPEHPK3PXP&issuer=%1B%5D0;x%07")),
+        ])
+        #expect(report.refused.count == 2, "\(report.refused)")
+        #expect(!report.refused.joined().contains("KRSXG5CTMVRXEZLU"))
+        #expect(!report.refused.joined().contains("\u{1B}"))
+        #expect(try await storage.getAllOathCredentials().isEmpty)
+        await #expect(throws: OathError.self) { try await client.addCredentialFromUri("otpauth://totp/e?secret=JBSWY3DPEHPK3PXP&issuer=%1B%5D0;x%07") }
+    }
+
+    @Test("exported under its shown names and a lower-case id, a credential imports back onto itself")
+    func roundTripOntoItself() async throws {
+        let storage = MemoryOathStorage()
+        let client = try await OathClient.createClient { $0.storage = storage }
+        let id = UUID().uuidString.lowercased()
+        var credential = OathCredential(id: id, issuer: "Bank", accountName: "alice", oathType: .totp, secretKey: "JBSWY3DPEHPK3PXP")
+        credential.displayAccountName = "Alice (work)"
+        _ = try await client.saveCredential(credential)
+        let exported = try await client.exportAccounts().accounts
+        #expect(exported.first?.uuid == id, "the id travels as it is")
+
+        let again = try await client.importEntries(exported.map(ImportEntry.account))
+        #expect(again.skippedExisting.count == 1 && again.renumbered.isEmpty)
+        let replaced = try await client.importEntries(exported.map(ImportEntry.account), overwrite: true)
+        #expect(replaced.replaced.map(\.id) == [id] && replaced.renumbered.isEmpty)
+        #expect(try await storage.getAllOathCredentials().count == 1)
+
+        let fresh = try await OathClient.createClient { $0.storage = MemoryOathStorage() }
+        _ = try await fresh.importEntries(exported.map(ImportEntry.account))
+        #expect(try await fresh.getCredential(id) != nil, "a fresh client keeps the id, case and all")
+    }
+
+    @Test("Steam, mOTP and push URIs are unsupported, not refused; a refused entry keeps its own words")
+    func unsupportedURIs() async throws {
+        let client = try await OathClient.createClient { $0.storage = MemoryOathStorage() }
+        let report = try await client.importEntries([
+            ImportEntry(title: "S: s (steam)", content: .uri("otpauth://steam/S:s?secret=JBSWY3DPEHPK3PXP")),
+            ImportEntry(title: "M: m (motp)", content: .uri("otpauth://motp/M:m?secret=JBSWY3DPEHPK3PXP")),
+            ImportEntry(title: "R: r (totp)", content: .refused("it is in Ente's trash")),
+        ])
+        #expect(report.unsupported == ["S: s (steam)", "M: m (motp)"])
+        #expect(report.refused == ["R: r (totp): it is in Ente's trash"])
     }
 }
 

@@ -2,9 +2,10 @@ import CofferStorage
 import Foundation
 
 /// The client from async code, as GRDB offers `read` both ways: each call does the same work as
-/// its synchronous twin, on Coffer's off-pool executor, so a storage that blocks (SQLite's file
-/// lock, a keyring round trip, a PostgreSQL client waiting for its pool) never holds one of the
-/// cooperative pool's few threads. In an async context Swift picks these; `await` them.
+/// its synchronous twin, on a thread of its own off Swift's cooperative pool, so a storage that
+/// blocks (SQLite's file lock, a keyring round trip, a PostgreSQL client waiting for its pool)
+/// never holds one of the pool's few threads, however many calls wait at once. Write `await`
+/// and Swift picks these.
 extension AuthenticatorClient {
     /// Adds the account and mechanism(s) of a URI (``addAccount(uri:)``), off the cooperative pool.
     @discardableResult
@@ -62,8 +63,8 @@ extension AuthenticatorClient {
         await offPool { self.exportAccounts() }
     }
 
-    /// Runs `work` on the off-pool executor.
-    private func offPool<T, Failure: Error>(_ work: () throws(Failure) -> T) async throws(Failure) -> T {
-        try await withTaskExecutorPreference(OffPoolExecutor.shared) { () async throws(Failure) -> T in try work() }
+    /// Runs `work` on a thread of its own (`OffPoolExecutor.runBlocking`).
+    private func offPool<T: Sendable, Failure: Error>(_ work: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
+        try await OffPoolExecutor.runBlocking(work)
     }
 }

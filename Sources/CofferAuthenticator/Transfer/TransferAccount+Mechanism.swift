@@ -4,14 +4,14 @@ import Foundation
 /// An exported account made from a legacy account and mechanism.
 extension TransferAccount {
     /// The exported form of an OATH mechanism of `account`, under the names shown for the account
-    /// (a renamed account is exported as renamed); `nil` for a push mechanism, which no other
-    /// authenticator can take.
+    /// (a renamed account is exported as renamed), its id lower-cased as Aegis writes ids; `nil`
+    /// for a push mechanism, which no other authenticator can take.
     public init?(account: Account, mechanism: Mechanism) {
         guard mechanism.type != .push else { return nil }
         self.init(type: mechanism.type.rawValue, issuer: account.shownIssuer, accountName: account.shownAccountName,
                   secret: mechanism.secret, algorithm: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
                   period: mechanism.type == .hotp ? nil : mechanism.period, counter: mechanism.type == .hotp ? mechanism.counter : nil,
-                  uuid: mechanism.mechanismUUID)
+                  uuid: mechanism.mechanismUUID.lowercased(), userId: mechanism.uid, resourceId: mechanism.resourceId)
     }
 }
 

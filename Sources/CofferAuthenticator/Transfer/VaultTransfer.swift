@@ -62,7 +62,7 @@ extension AuthenticatorClient {
                 if let account = TransferAccount(account: listed.account, mechanism: mechanism) {
                     exported.append(account)
                 } else {
-                    notExported.append("\(listed.account.shownIssuer): \(listed.account.shownAccountName) (\(mechanism.type.rawValue))")
+                    notExported.append(ImportEntry.printable("\(listed.account.shownIssuer): \(listed.account.shownAccountName) (\(mechanism.type.rawValue))"))
                 }
             }
         }

@@ -29,10 +29,13 @@ public enum AccountExport {
 
     /// Writes `accounts` as `format`. A `password` seals an ``ExportFormat/aegis`` vault
     /// (scrypt N=2^15, r=8, p=1; AES-256-GCM, as Aegis does); other formats cannot be encrypted.
+    /// Without `drawingImages`, ``ExportFormat/google`` gives its transfer URIs only (no PNGs,
+    /// so no QR library is needed to print them).
     ///
     /// - Throws: ``ExportError`` for a password with a format that cannot hold one;
     ///   ``QRCodeImage/Failure`` when a QR code cannot be made (libqrencode missing).
-    public static func write(_ accounts: [TransferAccount], as format: ExportFormat, password: String? = nil) throws -> Written {
+    public static func write(_ accounts: [TransferAccount], as format: ExportFormat, password: String? = nil,
+                             drawingImages: Bool = true) throws -> Written {
         if password != nil, !format.canBeEncrypted { throw ExportError.cannotEncrypt(format) }
         switch format {
         case .aegis:
@@ -41,22 +44,42 @@ public enum AccountExport {
             let vault = try AegisVault.write(entries.map(\.1), password: password)
             return Written(files: [("aegis-vault.json", vault)], transferURIs: [], notExported: left, exportedCount: entries.count)
         case .uris:
-            let text = accounts.map { $0.otpauthURI + "\n" }.joined()
-            return Written(files: [("otpauth-uris.txt", Data(text.utf8))], transferURIs: [], notExported: [], exportedCount: accounts.count)
+            let (uris, left) = otpauthURIs(accounts)
+            let text = uris.map { $0.uri + "\n" }.joined()
+            return Written(files: [("otpauth-uris.txt", Data(text.utf8))], transferURIs: [], notExported: left, exportedCount: uris.count)
         case .qr:
-            let images = try accounts.enumerated().map { index, account throws(QRCodeImage.Failure) in
-                (String(format: "%03d-", index + 1) + fileName("\(account.issuer)-\(account.accountName)") + ".png",
-                 try QRCodePNG.png(for: account.otpauthURI))
+            let (uris, left) = otpauthURIs(accounts)
+            let images = try uris.enumerated().map { index, item throws(QRCodeImage.Failure) in
+                (String(format: "%03d-", index + 1) + fileName("\(item.account.issuer)-\(item.account.accountName)") + ".png",
+                 try QRCodePNG.png(for: item.uri))
             }
-            return Written(files: images, transferURIs: [], notExported: [], exportedCount: accounts.count)
+            return Written(files: images, transferURIs: [], notExported: left, exportedCount: uris.count)
         case .google:
             let transfer = GoogleAuthenticatorTransfer.uris(for: accounts)
-            let images = try transfer.uris.enumerated().map { index, uri throws(QRCodeImage.Failure) in
+            let images = !drawingImages ? [] : try transfer.uris.enumerated().map { index, uri throws(QRCodeImage.Failure) in
                 ("google-\(index + 1)-of-\(transfer.uris.count).png", try QRCodePNG.png(for: uri))
             }
             return Written(files: images, transferURIs: transfer.uris, notExported: transfer.notExported,
                            exportedCount: accounts.count - transfer.notExported.count)
         }
+    }
+
+    /// Each account's `otpauth://` URI, or why it has none Coffer writes (a type Coffer makes no
+    /// codes for, such as mOTP; names that do not form a URI).
+    private static func otpauthURIs(_ accounts: [TransferAccount]) -> (uris: [(account: TransferAccount, uri: String)], notExported: [String]) {
+        var uris: [(account: TransferAccount, uri: String)] = []
+        var left: [String] = []
+        for account in accounts {
+            let uri = account.otpauthURI
+            if !TransferAccount.otpauthTypes.contains(account.type.lowercased()) {
+                left.append("\(account.title): Coffer writes no otpauth:// URI for this type")
+            } else if uri.isEmpty {
+                left.append("\(account.title): its names do not form a URI")
+            } else {
+                uris.append((account, uri))
+            }
+        }
+        return (uris, left)
     }
 
     /// A file name from account names: letters, digits, `.`, `-`, `_`; at most 60 characters,

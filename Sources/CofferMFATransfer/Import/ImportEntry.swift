@@ -65,10 +65,15 @@ public struct TransferAccount: Sendable, Equatable {
     public var counter: UInt64?
     /// The app's id for the entry, kept when it is a UUID that no other stored object has.
     public var uuid: String?
+    /// The user's id at the issuer (a ForgeRock or Ping server's `uid`), when the account has one.
+    public var userId: String?
+    /// The issuer's id for the account (a ForgeRock or Ping server's `oid`), when it has one.
+    public var resourceId: String?
 
     /// Creates the parts of an account; the optional ones default to the OATH defaults.
     public init(type: String, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
-                digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uuid: String? = nil) {
+                digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uuid: String? = nil,
+                userId: String? = nil, resourceId: String? = nil) {
         self.type = type
         self.issuer = issuer
         self.accountName = accountName
@@ -78,21 +83,29 @@ public struct TransferAccount: Sendable, Equatable {
         self.period = period
         self.counter = counter
         self.uuid = uuid
+        self.userId = userId
+        self.resourceId = resourceId
     }
 
-    /// `Issuer: account (type)`, as reports name an account; never the secret.
+    /// `Issuer: account (type)`, as reports name an account; never the secret. Control
+    /// characters in the names are shown escaped (`\u{1B}`), so a crafted name cannot rewrite
+    /// the lines of a report around it.
     public var title: String {
-        "\(issuer): \(accountName) (\(type.lowercased()))"
+        ImportEntry.printable("\(issuer): \(accountName) (\(type.lowercased()))")
     }
 
     /// The account's `otpauth://` URI, with the parameters it has (a HOTP account's counter
-    /// always): what a generation parses to check it as a scanned URI, and what `uris` and `qr`
-    /// exports write.
+    /// always; `uid` and `oid` as ForgeRock servers write them): what a generation parses to
+    /// check it as a scanned URI, and what `uris` and `qr` exports write.
     public var otpauthURI: String {
         let type = type.lowercased()
         return AuthenticatorURI.otpauth(type: type, issuer: issuer, accountName: accountName, secret: secret, algorithm: algorithm,
-                                        digits: digits, period: period, counter: type == "hotp" ? counter ?? 0 : nil)
+                                        digits: digits, period: period, counter: type == "hotp" ? counter ?? 0 : nil,
+                                        uid: userId, resourceId: resourceId)
     }
+
+    /// The types an `otpauth://` URI carries that Coffer's generations make codes for.
+    static let otpauthTypes: Set<String> = ["totp", "hotp", "steam"]
 }
 
 extension TransferAccount {

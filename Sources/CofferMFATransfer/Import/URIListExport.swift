@@ -25,11 +25,23 @@ public enum URIListExport {
         return entries
     }
 
-    /// `Issuer: account (type)` when the line reads as a URI, else `line N`: never the secret.
-    /// Only a title: the generation importing the entry checks the URI itself.
+    /// `Issuer: account (type)` when the line is a whole enrolment URI (a known type, and a
+    /// secret that is base32, or a push registration's endpoint), else `line N`: a label that
+    /// is in fact a secret pasted in the wrong place is never repeated. Only a title: the
+    /// generation importing the entry checks the URI itself.
     private static func title(of line: String, number: Int) -> String {
         guard let uri = try? AuthenticatorURI(line) else { return "line \(number)" }
-        let issuer = uri.label.issuer ?? uri.parameters["issuer"] ?? ""
-        return "\(issuer): \(uri.label.accountName ?? "") (\(uri.type))"
+        let oathTypes: Set<String> = ["totp", "hotp", "steam"]
+        let whole = switch uri.scheme {
+        case "otpauth": oathTypes.contains(uri.type) && (try? uri.base32Secret()) != nil
+        case "mfauth": oathTypes.contains(uri.type) && (try? uri.base32Secret()) != nil && uri.parameters["r"] != nil
+        case "pushauth": uri.type == "push" && uri.parameters["r"] != nil
+        default: false
+        }
+        guard whole else { return "line \(number)" }
+        // pushauth and mfauth carry the issuer parameter base64-encoded.
+        let parameter = uri.parameters["issuer"].map { uri.scheme == "otpauth" ? $0 : Base64Text.decodeText($0) ?? $0 }
+        let type = uri.scheme == "mfauth" ? "push+\(uri.type)" : uri.type
+        return "\(uri.label.issuer ?? parameter ?? ""): \(uri.label.accountName ?? "") (\(type))"
     }
 }

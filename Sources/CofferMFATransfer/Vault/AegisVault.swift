@@ -237,7 +237,8 @@ public enum AegisVault {
     /// Written as Aegis's own parser reads each type (`OtpInfo.fromJson`): every entry has
     /// `secret`, `algo` and `digits`; `totp` and `steam` have `period`, `hotp` has `counter`.
     /// A Steam entry is SHA-1, 5 characters, 30 seconds, whatever was stored. The entry's id is
-    /// the account's UUID, lower-cased as Aegis writes it, or a new one.
+    /// the account's UUID as it is written (Aegis reads either case; a Ping credential's id
+    /// comes back unchanged), or a new one, lower-cased as Aegis writes its own.
     public static func entry(_ account: TransferAccount) -> Entry? {
         let type = account.type.lowercased()
         let algo = (account.algorithm ?? "SHA1").uppercased()
@@ -248,7 +249,7 @@ public enum AegisVault {
         case "hotp": info = Entry.Info(secret: account.secret, algo: algo, digits: account.digits ?? 6, counter: account.counter ?? 0)
         default: return nil
         }
-        return Entry(type: type, uuid: (account.uuid ?? UUID().uuidString).lowercased(), name: account.accountName,
+        return Entry(type: type, uuid: account.uuid ?? UUID().uuidString.lowercased(), name: account.accountName,
                      issuer: account.issuer, note: nil, info: info)
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What ``OathClient/importEntries(_:overwrite:)`` did with each entry of an export, named by
 /// its title (`Issuer: account (type)`, never the secret).
 public struct OathImportReport: Sendable {
@@ -16,4 +18,26 @@ public struct OathImportReport: Sendable {
     /// The credentials `overwrite` replaced, as they were (a HOTP one's counter is remembered
     /// by a storage that keeps a counter ledger).
     public var replaced: [OathCredential] = []
+}
+
+/// An import that stopped because the storage failed (not because of an entry): what was done
+/// before it, with the credentials already replaced, so nothing is lost without a word.
+public struct OathImportInterrupted: Error, Sendable {
+    /// What the import did before it stopped; ``OathImportReport/replaced`` holds every
+    /// credential it already replaced, as it was.
+    public let report: OathImportReport
+    /// The title of the entry being stored when the storage failed (not stored).
+    public let entry: String
+    /// The storage's error.
+    public let cause: any Error
+}
+
+extension OathImportInterrupted: LocalizedError {
+    /// Where the import stopped and how much it had done.
+    public var errorDescription: String? {
+        let cause = (cause as? LocalizedError)?.errorDescription ?? String(describing: cause)
+        return "The import stopped at \(entry): the storage failed (\(cause)). \(report.imported.count) entr"
+            + "\(report.imported.count == 1 ? "y was" : "ies were") imported before it"
+            + (report.replaced.isEmpty ? "." : ", replacing \(report.replaced.count) credential(s), which the error's report keeps.")
+    }
 }

@@ -1,3 +1,4 @@
+import CofferMFAEngine
 import CofferMFATransfer
 import Foundation
 
@@ -12,40 +13,45 @@ extension OathService {
         var stored = try await storage.getAllOathCredentials()
         for entry in entries {
             let credential: OathCredential
-            do {
-                guard let parsed = try Self.credential(from: entry) else {
-                    report.unsupported.append(entry.title)
-                    continue
-                }
-                credential = parsed
-            } catch {
-                report.refused.append("\(entry.title): \(Self.reason(error))")
+            switch Self.reading(entry) {
+            case .unsupported:
+                report.unsupported.append(entry.title)
                 continue
+            case .refused(let why):
+                report.refused.append("\(entry.title): \(why)")
+                continue
+            case .credential(let read):
+                credential = read
             }
-            let existing = stored.first {
-                $0.issuer.lowercased() == credential.issuer.lowercased() && $0.accountName == credential.accountName
-                    && $0.oathType == credential.oathType
-            }
+            let existing = stored.first { $0.isSameAccount(as: credential) }
             if existing != nil, !overwrite {
                 report.skippedExisting.append(entry.title)
                 continue
             }
             var placed = credential
+            var renumbered = false
             if let existing {
                 placed = credential.identified(as: existing.id)
-            } else if stored.contains(where: { $0.id == credential.id }) {
+                // The same secret again: its counter never goes back, whatever the storage keeps.
+                if existing.oathType == .hotp, placed.oathType == .hotp, (try? existing.key()) == (try? placed.key()) {
+                    placed.counter = max(placed.counter, existing.counter)
+                }
+            } else if stored.contains(where: { $0.id.lowercased() == credential.id.lowercased() }) {
                 placed = credential.identified(as: UUID().uuidString)
-                report.renumbered.append(entry.title)
+                renumbered = true
             }
             do {
                 let saved = try await add(placed)
                 stored.removeAll { $0.id == saved.id }
                 stored.append(saved)
                 if let existing { report.replaced.append(existing) }
+                if renumbered { report.renumbered.append(entry.title) }
                 report.imported.append(entry.title)
             } catch let error as OathError {
-                report.renumbered.removeAll { $0 == entry.title }
                 report.refused.append("\(entry.title): \(Self.reason(error))")
+            } catch {
+                // The storage failed: stop, and hand back what was done (with what was replaced).
+                throw OathImportInterrupted(report: report, entry: entry.title, cause: error)
             }
         }
         return report
@@ -58,11 +64,11 @@ extension OathService {
         var accounts: [TransferAccount] = []
         var notExported: [String] = []
         for credential in try await credentials() {
-            let title = "\(credential.displayIssuer): \(credential.displayAccountName) (\(credential.type))"
+            let title = ImportEntry.printable("\(credential.displayIssuer): \(credential.displayAccountName) (\(credential.type))")
             if credential.isHeldForRemoval {
                 notExported.append("\(title): it is being removed")
             } else if credential.isLocked {
-                notExported.append("\(title): the policy '\(credential.lockingPolicy ?? "unknown")' locked it")
+                notExported.append("\(title): the policy '\(ImportEntry.printable(credential.lockingPolicy ?? "unknown"))' locked it")
             } else {
                 accounts.append(TransferAccount(credential))
             }
@@ -70,30 +76,55 @@ extension OathService {
         return (accounts, notExported)
     }
 
-    /// The credential an entry holds, read by Ping's URI rules; `nil` for a type Ping's Oath
-    /// module has no generator for.
-    static func credential(from entry: ImportEntry) throws -> OathCredential? {
-        switch entry.content {
-        case .uri(let uri):
-            guard !uri.lowercased().hasPrefix("pushauth:") else { return nil }
-            return try OathUriParser.parse(uri)
-        case .fields(let fields):
-            guard OathType(rawValue: fields.type.lowercased()) != nil else { return nil }
-            let credential = try OathUriParser.parse(fields.otpauthURI)
-            guard let uuid = fields.uuid.flatMap(UUID.init(uuidString:)) else { return credential }
-            return credential.identified(as: uuid.uuidString)
-        case .refused(let reason):
-            throw OathError.invalidUri(reason)
+    /// What an entry is to Ping's Oath module.
+    enum Reading {
+        case credential(OathCredential)
+        /// A type Ping's Oath module has no generator for (Steam, mOTP, Yandex, push).
+        case unsupported
+        case refused(String)
+    }
+
+    /// The credential an entry holds, read by Ping's URI rules. An entry's UUID becomes the
+    /// credential's id as written (Ping's ids keep their case).
+    static func reading(_ entry: ImportEntry) -> Reading {
+        do {
+            switch entry.content {
+            case .uri(let text):
+                if let uri = try? AuthenticatorURI(text, limits: .ping),
+                   uri.scheme == "pushauth" || OathType(rawValue: uri.type) == nil && ["otpauth", "mfauth"].contains(uri.scheme)
+                    && ["steam", "motp", "yandex", "push"].contains(uri.type) {
+                    return .unsupported
+                }
+                return .credential(try OathUriParser.parse(text))
+            case .fields(let fields):
+                guard OathType(rawValue: fields.type.lowercased()) != nil else { return .unsupported }
+                let credential = try OathUriParser.parse(fields.otpauthURI)
+                guard let uuid = fields.uuid, UUID(uuidString: uuid) != nil else { return .credential(credential) }
+                return .credential(credential.identified(as: uuid))
+            case .refused(let why):
+                return .refused(why)
+            }
+        } catch {
+            return .refused(reason(error))
         }
     }
 
-    /// Why an entry was refused, in a person's words; never a secret (no error here quotes one).
+    /// Why an entry was refused, in a person's words, control characters escaped; the URI
+    /// errors never quote a secret.
     private static func reason(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        ImportEntry.printable((error as? LocalizedError)?.errorDescription ?? String(describing: error))
     }
 }
 
 extension OathCredential {
+    /// Whether `other` is this account: the same type, and the issuer (without case) and account
+    /// name as stored or as shown (an exported credential travels under its shown names).
+    func isSameAccount(as other: OathCredential) -> Bool {
+        oathType == other.oathType
+            && [issuer.lowercased(), displayIssuer.lowercased()].contains(other.issuer.lowercased())
+            && [accountName, displayAccountName].contains(other.accountName)
+    }
+
     /// The same credential under another id.
     func identified(as id: String) -> OathCredential {
         OathCredential(
@@ -114,6 +145,7 @@ extension TransferAccount {
                   secret: credential.secret, algorithm: credential.algorithm, digits: credential.digits,
                   period: credential.oathType == .totp ? credential.period : nil,
                   counter: credential.oathType == .hotp ? UInt64(max(credential.counter, 0)) : nil,
-                  uuid: UUID(uuidString: credential.id)?.uuidString)
+                  uuid: UUID(uuidString: credential.id) == nil ? nil : credential.id,
+                  userId: credential.userId, resourceId: credential.resourceId)
     }
 }

@@ -26,6 +26,10 @@ enum OathUriParser {
 
         var issuerParameter = parameters[UriParser.issuerParam]
         if uri.scheme == UriParser.mfauthScheme, let raw = issuerParameter { issuerParameter = Base64Text.decodeText(raw) ?? raw }
+        // Checked as the label's names are: no control characters, at most 255 bytes.
+        if let issuerParameter {
+            do { try AuthenticatorURI.checkName(issuerParameter, parameter: "issuer") } catch { throw OathError(error) }
+        }
         if let labelIssuer = uri.label.issuer, let issuerParameter, labelIssuer.lowercased() != issuerParameter.lowercased() {
             throw UriParseError.issuerMismatch(parameterIssuer: issuerParameter, labelIssuer: labelIssuer)
         }
@@ -35,7 +39,7 @@ enum OathUriParser {
         let userId: String?, resourceId: String?, policies: String?
         do {
             secret = try uri.base32Secret().text
-            algorithm = try parameters["algorithm"].map(OathAlgorithm.fromString) ?? .sha1
+            algorithm = try parameters["algorithm"].map(Self.algorithm) ?? .sha1
             digits = try uri.integer("digits", default: 6, range: 4...8)
             period = try uri.integer("period", default: 30, range: 1...300)
             counter = try uri.integer("counter", default: 0, range: 0...Int.max - 1)
@@ -53,6 +57,16 @@ enum OathUriParser {
             imageURL: parameters[UriParser.imageUrlParam],
             backgroundColor: UriParser().formatBackgroundColor(parameters[UriParser.backgroundColorParam]),
             policies: policies, secretKey: secret)
+    }
+
+    /// The algorithm a URI names; one Ping does not have is refused without quoting the value
+    /// (a secret pasted in the wrong place must not reach a message).
+    private static func algorithm(_ raw: String) throws -> OathAlgorithm {
+        guard let algorithm = OathAlgorithm(rawValue: raw.uppercased()) else {
+            let known = ["MD5", "SHA224", "SHA384"].contains(raw.uppercased())
+            throw OathError.invalidAlgorithm(known ? raw : "the algorithm parameter names none of SHA1, SHA256 and SHA512")
+        }
+        return algorithm
     }
 
     static func format(_ credential: OathCredential) throws -> String {

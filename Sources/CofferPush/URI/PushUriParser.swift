@@ -18,6 +18,10 @@ public enum PushUriParser {
         let parameters = reader.parameters
         var issuerParameter = parameters[UriParser.issuerParam]
         if let raw = issuerParameter { issuerParameter = Base64Text.decodeText(raw) ?? raw }
+        // Checked as the label's names are: no control characters, at most 255 bytes.
+        if let issuerParameter {
+            do { try AuthenticatorURI.checkName(issuerParameter, parameter: "issuer") } catch { throw PushError(error) }
+        }
         let labelIssuer = reader.label.issuer
         if let labelIssuer, let issuerParameter, labelIssuer.lowercased() != issuerParameter.lowercased() {
             throw PushError.invalidUri("the issuer parameter does not match the label's issuer")

@@ -13,7 +13,8 @@ struct ExportFormats {
         guard !accounts.isEmpty || format == .aegis else {
             throw CommandFailure.noMatch("there are no HOTP or TOTP accounts to export; nothing was written")
         }
-        let written = try AccountExport.write(accounts, as: format, password: password)
+        // Printed transfer codes need no PNGs (nor the QR library to draw them).
+        let written = try AccountExport.write(accounts, as: format, password: password, drawingImages: !(format == .google && file == "-"))
         switch format {
         case .aegis, .uris:
             var data = written.files[0].data
