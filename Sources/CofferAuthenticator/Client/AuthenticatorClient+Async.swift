@@ -47,18 +47,18 @@ extension AuthenticatorClient {
         try await offPool { () throws(AuthenticatorError) in try self.rename(account, issuer: issuer, accountName: accountName) }
     }
 
-    /// Brings a trash entry back (``restore(trashID:replacing:)``), off the cooperative pool.
+    /// Brings a trash entry back (``restore(trashID:replacing:)-neji``), off the cooperative pool.
     public func restore(trashID: String, replacing: Bool = false) async throws(AuthenticatorError) -> TrashEntry {
         try await offPool { () throws(AuthenticatorError) in try self.restore(trashID: trashID, replacing: replacing) }
     }
 
-    /// Imports entries of an export file (``importEntries(_:overwrite:trashReason:)``), off the cooperative pool.
+    /// Imports entries of an export file (``importEntries(_:overwrite:trashReason:)-gy22``), off the cooperative pool.
     public func importEntries(_ entries: [ImportEntry], overwrite: Bool, trashReason: String = "overwritten by import") async throws
         -> VaultImportReport {
         try await offPool { try self.importEntries(entries, overwrite: overwrite, trashReason: trashReason) }
     }
 
-    /// Every OATH mechanism in the exported form (``exportAccounts()``), off the cooperative pool.
+    /// Every OATH mechanism in the exported form (``exportAccounts()-4z1vx``), off the cooperative pool.
     public func exportAccounts() async -> (accounts: [TransferAccount], notExported: [String]) {
         await offPool { self.exportAccounts() }
     }

@@ -32,7 +32,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     private let keepCounter: (@Sendable (Mechanism) throws -> Void)?
     /// Receives a line for every refused or failed operation.
     public let logger: Logger
-    /// Where what the client takes away is kept for ``restore(trashID:replacing:)``: a removed
+    /// Where what the client takes away is kept for ``restore(trashID:replacing:)-neji``: a removed
     /// account, a mechanism a new enrolment or import replaced, an account's old names. `nil`
     /// keeps nothing (removals are final).
     public let trash: (any AccountTrash)?
@@ -84,7 +84,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ///   - remembered: The mechanisms kept elsewhere whose counters count too; by default, what
     ///     `trash` keeps.
     ///   - trash: Where removed, replaced and renamed accounts are kept for
-    ///     ``restore(trashID:replacing:)``: ``SealedTrashDirectory`` beside a ``SQLiteStorageClient``,
+    ///     ``restore(trashID:replacing:)-neji``: ``SealedTrashDirectory`` beside a ``SQLiteStorageClient``,
     ///     ``MemoryTrash``, or one of your own; `nil` keeps nothing.
     ///   - enableCredentialCache: As ``init(storage:enableCredentialCache:logger:clock:counterFloor:keepCounter:trash:)``.
     ///   - logger: Receives a line for every refused or failed operation (never a secret).
@@ -375,7 +375,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// With a ``trash``, the account and its mechanisms go there first (a removal that fails
     /// after that leaves a copy, never a loss), and the entry is rewritten with the mechanisms as
     /// they were finally taken out (a HOTP code issued meanwhile is seen). Returns the entry's id
-    /// for ``restore(trashID:replacing:)``; `nil` without a trash.
+    /// for ``restore(trashID:replacing:)-neji``; `nil` without a trash.
     @discardableResult
     public func removeAccount(_ account: Account) throws(AuthenticatorError) -> String? {
         try withStorage { (storage) throws(AuthenticatorError) in

@@ -20,7 +20,7 @@ public struct VaultImportReport: Sendable, Equatable {
     /// keeps).
     public var replaced: [Mechanism] = []
     /// With the client's trash: each account whose mechanisms `overwrite` replaced, with the id
-    /// of the trash entry that keeps them (``AuthenticatorClient/restore(trashID:replacing:)``).
+    /// of the trash entry that keeps them (``AuthenticatorClient/restore(trashID:replacing:)-neji``).
     public var trashed: [Trashed] = []
 
     /// An account whose replaced mechanisms the trash keeps.
@@ -33,7 +33,7 @@ public struct VaultImportReport: Sendable, Equatable {
 }
 
 extension AuthenticatorClient {
-    /// Imports Aegis vault entries (see ``importEntries(_:overwrite:trashReason:)``).
+    /// Imports Aegis vault entries (see ``importEntries(_:overwrite:trashReason:)-gy22``).
     public func importAegis(_ entries: [AegisVault.Entry], overwrite: Bool) throws -> VaultImportReport {
         try importEntries(entries.map(AegisVault.importEntry), overwrite: overwrite)
     }

@@ -3,7 +3,7 @@ import Foundation
 
 /// Where an ``AuthenticatorClient`` keeps what it takes away — a removed account, a mechanism
 /// replaced by a new enrolment or an import, an account's old names — for ``keepDays`` days, so
-/// it can be brought back (``AuthenticatorClient/restore(trashID:replacing:)``).
+/// it can be brought back (``AuthenticatorClient/restore(trashID:replacing:)-neji``).
 ///
 /// A trash is also part of the HOTP counter rule: the counters of the mechanisms it keeps count
 /// for ``HOTPCounterFloor``, and each entry's counters are recorded in ``ledger`` when it is put

@@ -3,7 +3,7 @@ import Foundation
 /// One thing an ``AccountTrash`` keeps: an account and the mechanisms taken from it, or (for a
 /// rename) the account with the names it had.
 public struct TrashEntry: Codable, Sendable, Equatable {
-    /// Eight hex digits: what ``AuthenticatorClient/restore(trashID:replacing:)`` takes.
+    /// Eight hex digits: what ``AuthenticatorClient/restore(trashID:replacing:)-neji`` takes.
     public var id: String
     /// When it was taken away.
     public var trashedAt: Date
