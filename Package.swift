@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "CofferMFATransfer", targets: ["CofferMFATransfer"]),
         .library(name: "CofferOath", targets: ["CofferOath"]),
         .library(name: "CofferPush", targets: ["CofferPush"]),
+        .library(name: "CofferOrchestrate", targets: ["CofferOrchestrate"]),
+        .library(name: "CofferOidc", targets: ["CofferOidc"]),
         .library(name: "CofferPostgres", targets: ["CofferPostgres"]),
         .library(name: "CofferPostgresAuthenticator", targets: ["CofferPostgresAuthenticator"]),
         .library(name: "CofferAuthMigration", targets: ["CofferAuthMigration"]),
@@ -112,6 +114,19 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Ping's Orchestrate pieces the Oidc module needs: HttpClient and Request on URLSession.
+        .target(
+            name: "CofferOrchestrate",
+            dependencies: ["CofferMFACommons", "CofferStorage"]
+        ),
+        // Ping's Oidc module: OidcClientConfig, OidcClient, OidcUser, agents, on Coffer's Token storage.
+        .target(
+            name: "CofferOidc",
+            dependencies: [
+                "CofferOrchestrate", "CofferMFACommons", "CofferStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // PostgreSQL's core: the pool, the key ring, the schema and PostgresStorage. A server that
@@ -232,6 +247,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "CofferOidcTests",
+            dependencies: ["CofferOidc", "CofferOrchestrate", "CofferMFACommons", "CofferStorage", "TestSupport"]
         ),
         .testTarget(
             name: "CofferAuthMigrationTests",

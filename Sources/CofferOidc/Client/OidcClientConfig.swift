@@ -1,0 +1,149 @@
+import CofferMFACommons
+import CofferOrchestrate
+import CofferStorage
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How an ``OidcClient`` reaches its provider and where it keeps the tokens, with Ping's names
+/// and defaults: `module(Oidc) { clientId = …; discoveryEndpoint = …; storage { … } }`.
+///
+/// Without a storage of your own, tokens go to Ping's default: `KeychainStorage<Token>` under
+/// the account `ACCESS_TOKEN_STORAGE`, sealed by `SecuredKeyEncryptor` (or not sealed when no key
+/// store is available), with a memory copy. It is made when first used.
+public final class OidcClientConfig: @unchecked Sendable {
+    // @unchecked Sendable: every setting is kept in `values`, read and written only while
+    // `lock` is held; the class adds no other state.
+    private let lock = NSLock()
+    private var values = Settings()
+
+    /// The settings, as one value behind the lock.
+    struct Settings {
+        var openId: OpenIdConfiguration?
+        var refreshThreshold: Int64 = 0
+        var agent: (any AgentDelegateProtocol)?
+        var logger: any CofferMFACommons.Logger = LogManager.logger
+        var storage: StorageDelegate<Token>?
+        var discoveryEndpoint = ""
+        var clientId = ""
+        var scopes = Set<String>()
+        var redirectUri = ""
+        var loginHint: String?
+        var state: String?
+        var nonce: String?
+        var display: String?
+        var prompt: String?
+        var uiLocales: String?
+        var acrValues: String?
+        var additionalParameters: [String: String] = [:]
+        var httpClient: HttpClient?
+    }
+
+    /// A configuration with Ping's defaults.
+    public init() {}
+
+    private func get<V>(_ path: KeyPath<Settings, V>) -> V { lock.withLock { values[keyPath: path] } }
+    private func set<V>(_ path: WritableKeyPath<Settings, V>, _ value: V) { lock.withLock { values[keyPath: path] = value } }
+
+    /// The provider's discovery document, once read (``oidcInitialize()``).
+    public var openId: OpenIdConfiguration? { get { get(\.openId) } set { set(\.openId, newValue) } }
+    /// How many seconds before its expiry an access token is refreshed (0: at expiry).
+    public var refreshThreshold: Int64 { get { get(\.refreshThreshold) } set { set(\.refreshThreshold, newValue) } }
+    /// How a code is obtained (``updateAgent(_:config:)``).
+    var agent: (any AgentDelegateProtocol)? { get { get(\.agent) } set { set(\.agent, newValue) } }
+    /// Where the module logs (never a token or a code).
+    public var logger: any CofferMFACommons.Logger { get { get(\.logger) } set { set(\.logger, newValue) } }
+    /// Where the tokens are kept.
+    public var storage: StorageDelegate<Token> {
+        get {
+            if let storage = get(\.storage) { return storage }
+            // Made outside the lock (finding a key store can take seconds); the first one kept wins.
+            let made = KeychainStorage<Token>(account: "ACCESS_TOKEN_STORAGE", encryptor: SecuredKeyEncryptor() ?? NoEncryptor(), cacheable: true)
+            return lock.withLock {
+                if let storage = values.storage { return storage }
+                values.storage = made
+                return made
+            }
+        }
+        set { set(\.storage, newValue) }
+    }
+    /// The provider's discovery document URL (`…/.well-known/openid-configuration`).
+    public var discoveryEndpoint: String { get { get(\.discoveryEndpoint) } set { set(\.discoveryEndpoint, newValue) } }
+    /// The client's id at the provider.
+    public var clientId: String { get { get(\.clientId) } set { set(\.clientId, newValue) } }
+    /// The scopes asked for (`openid`, `profile`, …).
+    public var scopes: Set<String> { get { get(\.scopes) } set { set(\.scopes, newValue) } }
+    /// Where the provider sends the browser back with the code.
+    public var redirectUri: String { get { get(\.redirectUri) } set { set(\.redirectUri, newValue) } }
+    /// `login_hint`.
+    public var loginHint: String? { get { get(\.loginHint) } set { set(\.loginHint, newValue) } }
+    /// `state`; a fresh random one is sent when it is `nil`.
+    public var state: String? { get { get(\.state) } set { set(\.state, newValue) } }
+    /// `nonce`.
+    public var nonce: String? { get { get(\.nonce) } set { set(\.nonce, newValue) } }
+    /// `display`.
+    public var display: String? { get { get(\.display) } set { set(\.display, newValue) } }
+    /// `prompt`.
+    public var prompt: String? { get { get(\.prompt) } set { set(\.prompt, newValue) } }
+    /// `ui_locales`.
+    public var uiLocales: String? { get { get(\.uiLocales) } set { set(\.uiLocales, newValue) } }
+    /// `acr_values`.
+    public var acrValues: String? { get { get(\.acrValues) } set { set(\.acrValues, newValue) } }
+    /// More parameters for the authorization request.
+    public var additionalParameters: [String: String] { get { get(\.additionalParameters) } set { set(\.additionalParameters, newValue) } }
+    /// The HTTP client; one is made by ``oidcInitialize()`` when there is none.
+    public var httpClient: HttpClient? { get { get(\.httpClient) } set { set(\.httpClient, newValue) } }
+
+    /// Adds a scope.
+    public func scope(_ scope: String) {
+        lock.withLock { _ = values.scopes.insert(scope) }
+    }
+
+    /// Uses `agent` to obtain codes; `config` may adjust the agent's settings (a class) before use.
+    public func updateAgent<T>(_ agent: any Agent<T>, config: (T) -> Void = { _ in }) {
+        let made = agent.config()()
+        config(made)
+        self.agent = AgentDelegate<T>(agent: agent, agentConfig: made, oidcClientConfig: self)
+    }
+
+    /// Makes the HTTP client if there is none and reads the discovery document once.
+    ///
+    /// - Throws: ``OidcError/apiError(code:message:)`` when the provider answers with an error.
+    public func oidcInitialize() async throws {
+        if httpClient == nil { httpClient = HttpClient() }
+        guard openId == nil else { return }
+        openId = try await discover()
+    }
+
+    private func discover() async throws -> OpenIdConfiguration? {
+        guard URL(string: discoveryEndpoint) != nil, let httpClient else {
+            logger.e("Invalid Discovery URL", error: nil)
+            return nil
+        }
+        let request = Request()
+        request.url(discoveryEndpoint)
+        let (data, response) = try await httpClient.sendRequest(request: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 500
+        guard status == 200 else { throw OidcError.apiError(code: status, message: OidcError.answer(data)) }
+        do {
+            return try JSONDecoder().decode(OpenIdConfiguration.self, from: data)
+        } catch {
+            throw OidcError.unknown(cause: error, message: "The discovery document cannot be read")
+        }
+    }
+
+    /// A configuration with the same settings.
+    public func clone() -> OidcClientConfig {
+        let cloned = OidcClientConfig()
+        cloned.update(with: self)
+        return cloned
+    }
+
+    /// Takes every setting of `other`.
+    func update(with other: OidcClientConfig) {
+        let copied = other.lock.withLock { other.values }
+        lock.withLock { values = copied }
+    }
+}
