@@ -19,6 +19,14 @@ class StubProvider: URLProtocol, @unchecked Sendable {
         var issued = 0
         /// Each form request's `Content-Length` header, as the protocol saw it.
         var lengths: [Int?] = []
+        /// A refresh's answer other than a token: its status and body.
+        var refreshStatus: Int?
+        var refreshBody = #"{"error": "temporarily_unavailable"}"#
+        /// Another discovery document, or an error status for it.
+        var discovery: String?
+        var discoveryStatus = 200
+        /// Another userinfo body.
+        var userinfoBody: String?
     }
 
     static let state = Mutex(State())
@@ -59,18 +67,24 @@ class StubProvider: URLProtocol, @unchecked Sendable {
 
     private static func answer(path: String, form: [String: String], state: inout State) -> (Int, String) {
         switch path {
+        case "/.well-known/openid-configuration" where state.discoveryStatus != 200:
+            return (state.discoveryStatus, "{}")
+        case "/.well-known/openid-configuration" where state.discovery != nil:
+            return (200, state.discovery!)
         case "/.well-known/openid-configuration":
             return (200, """
                 {"issuer": "\(base)", "authorization_endpoint": "\(base)/authorize", "token_endpoint": "\(base)/token",
                  "userinfo_endpoint": "\(base)/userinfo", "revocation_endpoint": "\(base)/revoke"}
                 """)
+        case "/token" where form["grant_type"] == "refresh_token" && state.refreshStatus != nil:
+            return (state.refreshStatus!, state.refreshBody)
         case "/token" where form["grant_type"] == "refresh_token" && state.refusesRefresh:
             return (400, #"{"error": "invalid_grant"}"#)
         case "/token":
             state.issued += 1
             let refresh = form["grant_type"] == "refresh_token" && !state.rotates ? "" : #", "refresh_token": "refresh-\#(state.issued)""#
             return (200, #"{"access_token": "access-\#(state.issued)", "token_type": "Bearer", "expires_in": 3600\#(refresh)}"#)
-        case "/userinfo": return (200, #"{"sub": "alice", "email_verified": true, "age": 42}"#)
+        case "/userinfo": return (200, state.userinfoBody ?? #"{"sub": "alice", "email_verified": true, "age": 42}"#)
         case "/revoke": return (200, "")
         default: return (404, "{}")
         }

@@ -12,9 +12,7 @@ public protocol Agent<T>: Sendable {
 }
 
 /// What an agent is given: the client's configuration and its own settings.
-public final class OidcConfig<T>: @unchecked Sendable {
-    // @unchecked Sendable: both properties are immutable; `T` is the agent's settings, made
-    // once and only read.
+public final class OidcConfig<T> {
     /// The client's configuration.
     public let oidcClientConfig: OidcClientConfig
     let config: T
@@ -57,9 +55,13 @@ public protocol AgentDelegateProtocol: Sendable {
     func endSession(idToken: String) async throws -> Bool
 }
 
-/// An ``Agent`` bound to a configuration and its settings.
-public final class AgentDelegate<T>: AgentDelegateProtocol, @unchecked Sendable {
-    // @unchecked Sendable: both properties are immutable and the agent is Sendable.
+/// An ``OidcConfig`` is Sendable when the agent's settings are: both its properties are
+/// immutable.
+extension OidcConfig: Sendable where T: Sendable {}
+
+/// An ``Agent`` bound to a configuration and its settings (which must be Sendable: the client
+/// calls the agent from any task).
+public final class AgentDelegate<T: Sendable>: AgentDelegateProtocol {
     let agent: any Agent<T>
     let oidcConfig: OidcConfig<T>
 

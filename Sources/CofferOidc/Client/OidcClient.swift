@@ -12,19 +12,24 @@ import FoundationNetworking
 /// end it.
 ///
 /// Better than Ping's:
-/// - The tasks of one client that ask for a token at once share one refresh (or one sign-in):
-///   a rotating refresh token is never presented twice.
-/// - A refresh that the provider refuses does not throw the session away: the agent is asked
-///   to sign in again, the new session is stored, and only then is the old one revoked; if
-///   signing in fails too, the stored session stays and the error says to sign in again.
+/// - Tasks that ask for a token at once, through any client or user of the same storage, share
+///   one refresh (or one sign-in): a rotating refresh token is never presented twice. Revoking,
+///   ending the session and storing a redirect's tokens wait for it, and it for them.
+/// - A refresh that the provider refuses (400 or 401) does not throw the session away: the
+///   agent is asked to sign in again, the new session is stored, and only then is the old one
+///   revoked; if signing in fails too, the stored session stays and the error says to sign in
+///   again. A refresh that fails otherwise (the network, a 5xx) returns its error and keeps
+///   the session as it is.
 /// - A refresh answer without a new refresh token keeps the old one (RFC 6749 §6).
 /// - The authorization request carries `state`, and the redirect must carry it back.
 public final class OidcClient: @unchecked Sendable {
     // @unchecked Sendable: `config` is Sendable; the PKCE in flight is kept in `pending`, a
-    // Mutex; `flight` is an actor.
+    // Mutex; the session's flight is an actor.
     private let config: OidcClientConfig
     private let pending = Mutex<Pkce?>(nil)
-    private let flight = TokenFlight()
+
+    /// The order of this session's operations, shared with every client of the same storage.
+    private var flight: SessionFlight { SessionFlight.of(config.storage) }
 
     /// The PKCE of the last authorization URL made (``generateAuthorizeUrl(customParams:)``).
     public var pkce: Pkce? {
@@ -61,18 +66,39 @@ public final class OidcClient: @unchecked Sendable {
     public func extractCodeAndGetToken(from url: URL) async throws -> Token {
         let items = URLComponents(url: url, resolvingAgainstBaseURL: true)?.queryItems ?? []
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
-        guard let pkce else { throw OidcError.authorizeError(message: "Authorization code not found") }
+        // Taken once, and only by a redirect with the state sent: a forged redirect leaves the
+        // real one to come, and a redirect delivered twice is never exchanged twice.
+        let expected = config.state
+        let taken: Result<Pkce, OidcError> = pending.withLock { pending in
+            guard let waiting = pending else {
+                return .failure(.authorizeError(message: "Authorization code not found: no authorization request is waiting (call generateAuthorizeUrl first)"))
+            }
+            guard let state = value(Constants.state), state == (expected ?? waiting.state) else {
+                return .failure(.authorizeError(message: "The redirect's state is missing or not the one sent; nothing was exchanged"))
+            }
+            pending = nil
+            return .success(waiting)
+        }
+        let pkce = try taken.get()
         if let error = value("error") {
             throw OidcError.authorizeError(message: "The provider refused: \(TerminalText.escaped(String(error.prefix(100))))")
         }
         guard let code = value(Constants.code) else { throw OidcError.authorizeError(message: "Authorization code not found") }
-        guard value("state").map({ $0 == (config.state ?? pkce.state) }) ?? true else {
-            throw OidcError.authorizeError(message: "The redirect's state is not the one sent; the code was not used")
+        let result: Result<Token, any Error> = await flight.exclusive {
+            do {
+                let token = try await self.exchangeToken(AuthCode(code: code, codeVerifier: pkce.codeVerifier))
+                try await self.config.storage.save(item: token)
+                return .success(token)
+            } catch {
+                return .failure(error)
+            }
         }
-        let token = try await exchangeToken(AuthCode(code: code, codeVerifier: pkce.codeVerifier))
-        self.pkce = nil
-        try await config.storage.save(item: token)
-        return token
+        return try result.get()
+    }
+
+    /// The stored session, as it is (not refreshed).
+    func storedToken() async throws -> Token? {
+        try await config.storage.get()
     }
 
     /// The redirect URI's scheme.
@@ -83,7 +109,7 @@ public final class OidcClient: @unchecked Sendable {
     /// A valid access token: the stored one, refreshed first when it is expired (or within the
     /// threshold), or a new sign-in through the agent when there is none.
     public func token() async -> Result<Token, OidcError> {
-        await flight.run { await self.freshToken() }
+        await flight.token { await self.freshToken() }
     }
 
     private func freshToken() async -> Result<Token, OidcError> {
@@ -104,8 +130,8 @@ public final class OidcClient: @unchecked Sendable {
                 if let refreshToken = cached.refreshToken {
                     do {
                         return .success(try await refreshed(cached, refreshToken))
-                    } catch {
-                        config.logger.e("Failed to refresh token. Signing in again.", error: error)
+                    } catch OidcError.apiError(let code, let message) where code == 400 || code == 401 {
+                        config.logger.e("Failed to refresh token. Signing in again.", error: OidcError.apiError(code: code, message: message))
                         stale = cached
                     }
                 }
@@ -121,10 +147,18 @@ public final class OidcClient: @unchecked Sendable {
         }
     }
 
-    /// Refreshes with `refreshToken` and stores the result.
+    /// Refreshes with `refreshToken` and stores the result, after any operation of the session
+    /// already under way.
     public func refreshToken(_ refreshToken: String) async throws -> Token {
-        try await config.oidcInitialize()
-        return try await refreshed(try await config.storage.get(), refreshToken)
+        let result: Result<Token, any Error> = await flight.exclusive {
+            do {
+                try await self.config.oidcInitialize()
+                return .success(try await self.refreshed(try await self.config.storage.get(), refreshToken))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     private func refreshed(_ current: Token?, _ refreshToken: String) async throws -> Token {
@@ -137,26 +171,49 @@ public final class OidcClient: @unchecked Sendable {
         // A provider that does not rotate sends no refresh token: the one we have stays valid.
         if token.refreshToken == nil { token.refreshToken = refreshToken }
         if token.idToken == nil { token.idToken = current?.idToken }
-        try await config.storage.save(item: token)
+        do {
+            try await config.storage.save(item: token)
+        } catch {
+            throw OidcError.unknown(cause: error, message: "The refreshed tokens could not be stored; sign in again")
+        }
         return token
     }
 
     /// Deletes the stored tokens, then revokes them at the provider (best effort).
     public func revoke() async {
-        await revoke(nil)
+        await flight.exclusive { await self.revoke(nil) }
     }
 
-    private func revoke(_ token: Token?) async {
+    /// Deletes the stored session first (what matters most, and needs no network), then
+    /// revokes its tokens at the provider; `false` when the session could not be read or
+    /// deleted, or the provider could not be reached.
+    @discardableResult
+    private func revoke(_ token: Token?) async -> Bool {
         var revoked = token
-        if revoked == nil { revoked = try? await config.storage.get() }
-        guard let revoked else { return }
+        if revoked == nil {
+            do {
+                revoked = try await config.storage.get()
+            } catch {
+                config.logger.e("Failed to read the stored token; nothing was revoked", error: error)
+                return false
+            }
+        }
+        guard let revoked else { return true }
+        var deleted = true
         do {
             try await config.storage.delete()
-            try await config.oidcInitialize()
         } catch {
             config.logger.e("Failed to delete token", error: error)
+            deleted = false
         }
-        await revokeAtProvider(revoked)
+        do {
+            try await config.oidcInitialize()
+            await revokeAtProvider(revoked)
+        } catch {
+            config.logger.e("The provider cannot be reached; the tokens were not revoked there", error: error)
+            return false
+        }
+        return deleted
     }
 
     /// RFC 7009: the refresh token (which ends the grant) and the access token.
@@ -164,10 +221,8 @@ public final class OidcClient: @unchecked Sendable {
         let tokens = [token.refreshToken.map { ($0, Constants.refresh_token) }, (token.accessToken, "access_token")].compactMap { $0 }
         for (value, hint) in tokens {
             do {
-                guard let url = config.openId?.revocationEndpoint, !url.isEmpty, let httpClient = config.httpClient else {
-                    config.logger.e("OpenID configuration not found", error: nil)
-                    return
-                }
+                guard let httpClient = config.httpClient else { return }
+                let url = try endpoint(\.revocationEndpoint, named: "revocation_endpoint")
                 let request = Request()
                 request.url(url)
                 request.form(formData: [Constants.client_id: config.clientId, Constants.token: value, "token_type_hint": hint])
@@ -186,20 +241,28 @@ public final class OidcClient: @unchecked Sendable {
         }
     }
 
-    /// Revokes the tokens and calls `signOff` with the ID token.
+    /// Deletes the stored session, revokes its tokens and calls `signOff` with the ID token;
+    /// `false` when any of it failed (the session is deleted whenever it could be read).
     @discardableResult
     public func endSession(signOff: @escaping @Sendable (String) async throws -> Bool) async -> Bool {
-        do {
-            try await config.oidcInitialize()
-            if let token = try await config.storage.get() {
-                await revoke(token)
-                if let idToken = token.idToken { return try await signOff(idToken) }
+        await flight.exclusive {
+            let token: Token?
+            do {
+                token = try await self.config.storage.get()
+            } catch {
+                self.config.logger.e("Failed to end session", error: error)
+                return false
             }
-        } catch {
-            config.logger.e("Failed to end session", error: error)
-            return false
+            guard let token else { return true }
+            let deleted = await self.revoke(token)
+            guard let idToken = token.idToken else { return deleted }
+            do {
+                return try await signOff(idToken) && deleted
+            } catch {
+                self.config.logger.e("Failed to end session", error: error)
+                return false
+            }
         }
-        return true
     }
 
     /// The user's claims from the userinfo endpoint, with a valid access token.
@@ -213,13 +276,16 @@ public final class OidcClient: @unchecked Sendable {
             case .failure(let error): return .failure(error)
             case .success(let valid): token = valid
             }
+            _ = openId
             let request = Request()
-            request.url(openId.userinfoEndpoint)
+            request.url(try endpoint(\.userinfoEndpoint, named: "userinfo_endpoint"))
             request.header(name: Request.Constants.authorization, value: "Bearer \(token.accessToken)")
             let (data, response) = try await httpClient.sendRequest(request: request)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             guard status == 200 else { throw OidcError.apiError(code: status, message: OidcError.answer(data)) }
-            let claims = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+            guard let claims = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                throw OidcError.unknown(message: "The userinfo endpoint's answer is not a JSON object")
+            }
             return .success(claims.compactMapValues(Self.sendable))
         } catch {
             return .failure(Self.oidcError(error))
@@ -242,9 +308,8 @@ public final class OidcClient: @unchecked Sendable {
     /// POSTs `form` to one of the provider's endpoints and reads a token from the answer.
     private func post(to endpoint: KeyPath<OpenIdConfiguration, String>, _ form: [String: String]) async throws -> Token {
         guard let httpClient = config.httpClient else { throw OidcError.networkError(message: "HTTP client not found") }
-        guard let openId = config.openId else { throw OidcError.unknown(message: "OpenID configuration not found") }
         let request = Request()
-        request.url(openId[keyPath: endpoint])
+        request.url(try self.endpoint(endpoint, named: "token_endpoint"))
         request.form(formData: form)
         let (data, response) = try await httpClient.sendRequest(request: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
@@ -254,6 +319,21 @@ public final class OidcClient: @unchecked Sendable {
         } catch {
             throw OidcError.unknown(message: "The token endpoint's answer is not a token")
         }
+    }
+
+    /// One of the discovery document's endpoints: present, and https (http only on this
+    /// machine's loopback), so no code, verifier or token goes anywhere else.
+    private func endpoint(_ path: KeyPath<OpenIdConfiguration, String>, named name: String) throws -> String {
+        guard let openId = config.openId else { throw OidcError.unknown(message: "OpenID configuration not found") }
+        let text = openId[keyPath: path]
+        guard !text.isEmpty, let url = URL(string: text), let host = url.host, !host.isEmpty else {
+            throw OidcError.unknown(message: "The provider's discovery document names no \(name)")
+        }
+        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())
+        guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && loopback) else {
+            throw OidcError.unknown(message: "The provider's \(name) is not https; Coffer sends no token over plain http but to this machine")
+        }
+        return text
     }
 
     private static func oidcError(_ error: any Error) -> OidcError {
@@ -337,19 +417,5 @@ extension OidcClientConfig {
         for (name, value) in optional { if let value { request.parameter(name: name, value: value) } }
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) { request.parameter(name: name, value: value) }
         return request
-    }
-}
-
-/// One sign-in or refresh at a time per client: tasks that ask while one runs get its result.
-actor TokenFlight {
-    private var running: Task<Result<Token, OidcError>, Never>?
-
-    func run(_ work: @escaping @Sendable () async -> Result<Token, OidcError>) async -> Result<Token, OidcError> {
-        if let running { return await running.value }
-        let task = Task { await work() }
-        running = task
-        let result = await task.value
-        running = nil
-        return result
     }
 }

@@ -102,7 +102,7 @@ public final class OidcClientConfig: @unchecked Sendable {
     }
 
     /// Uses `agent` to obtain codes; `config` may adjust the agent's settings (a class) before use.
-    public func updateAgent<T>(_ agent: any Agent<T>, config: (T) -> Void = { _ in }) {
+    public func updateAgent<T: Sendable>(_ agent: any Agent<T>, config: (T) -> Void = { _ in }) {
         let made = agent.config()()
         config(made)
         self.agent = AgentDelegate<T>(agent: agent, agentConfig: made, oidcClientConfig: self)
@@ -141,8 +141,10 @@ public final class OidcClientConfig: @unchecked Sendable {
         return cloned
     }
 
-    /// Takes every setting of `other`.
+    /// Takes every setting of `other`, its storage too (made first if it was not yet), so both
+    /// share one storage and one memory copy of the session.
     func update(with other: OidcClientConfig) {
+        _ = other.storage
         let copied = other.lock.withLock { other.values }
         lock.withLock { values = copied }
     }

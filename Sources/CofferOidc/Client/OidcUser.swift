@@ -30,9 +30,10 @@ public final class OidcUser: User, @unchecked Sendable {
         await oidcClient.token()
     }
 
-    /// Refreshes now with the stored refresh token.
+    /// Refreshes now with the stored refresh token (one call to the provider, after any refresh
+    /// already under way).
     public func refresh() async -> Result<Token, OidcError> {
-        guard case .success(let token) = await self.token(), let refreshToken = token.refreshToken else {
+        guard let stored = try? await oidcClient.storedToken(), let refreshToken = stored.refreshToken else {
             return .failure(OidcError.unknown(cause: nil, message: "Failed to get the refresh token"))
         }
         do {
@@ -42,9 +43,10 @@ public final class OidcUser: User, @unchecked Sendable {
         }
     }
 
-    /// Revokes the tokens and forgets them.
+    /// Revokes the tokens and forgets them, and the claims read with them.
     public func revoke() async {
         await oidcClient.revoke()
+        claims.withLock { $0 = nil }
     }
 
     /// The user's claims, kept after the first read when `cache` is on.

@@ -41,9 +41,25 @@ public enum OidcError: LocalizedError, Sendable {
         }
     }
 
-    /// A server's answer as an error message may carry it: at most 500 characters, control
-    /// characters escaped so it cannot act on a terminal.
+    /// What an error answer may say in a message: an OAuth error's `error` and
+    /// `error_description` (RFC 6749 §5.2), at most 200 characters each, control characters
+    /// escaped; never the rest of the body, which a broken provider may fill with tokens or the
+    /// form it was sent.
     static func answer(_ data: Data) -> String {
-        TerminalText.escaped(String(String(decoding: data.prefix(2000), as: UTF8.self).prefix(500)))
+        guard let object = (try? JSONSerialization.jsonObject(with: data.prefix(65_536))) as? [String: Any],
+              let code = object["error"] as? String else {
+            return "the provider's answer is not an OAuth error (\(data.count) bytes, not shown)"
+        }
+        let shown = { (text: String) in TerminalText.escaped(String(text.prefix(200))) }
+        return (object["error_description"] as? String).map { "\(shown(code)): \(shown($0))" } ?? shown(code)
     }
+}
+
+extension OidcError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The ``errorMessage``: the cause's own fields (a failing URL's query, say) are not shown.
+    public var description: String { errorMessage }
+    /// The same as ``description``.
+    public var debugDescription: String { errorMessage }
+    /// Only ``description``, so `dump(_:)` shows no more than the message.
+    public var customMirror: Mirror { Mirror(self, children: ["description": errorMessage]) }
 }

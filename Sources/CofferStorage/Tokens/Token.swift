@@ -4,7 +4,11 @@ import Foundation
 ///
 /// Encodes with the wire names (`access_token`, `token_type`, `scope`, `expires_in`,
 /// `refresh_token`, `id_token`, `expires_at`); also decodes `expireAt`, the name older SDKs
-/// wrote. When neither is present, the expiry is computed from `expires_in` at decoding time.
+/// wrote. When neither is present, the expiry is computed from `expires_in` at decoding time;
+/// when `expires_in` is missing too (a provider need not send it, GitHub's OAuth apps do not),
+/// the expiry is unknown: ``expiresAt`` is `Int64.max`, ``hasKnownExpiry`` is `false` and
+/// ``isExpired`` is `false` — the token is used until the resource server refuses it. Such a
+/// token encodes as `expires_at: 9223372036854775807` and reads back the same.
 ///
 /// `description`, `debugDescription` and `dump` never show the token values.
 public struct Token: Codable, Sendable, Hashable {
@@ -39,7 +43,9 @@ public struct Token: Codable, Sendable, Hashable {
         self.expiresIn = expiresIn
         self.refreshToken = refreshToken
         self.idToken = idToken
-        self.expiresAt = expiresAt ?? Int64(Date().timeIntervalSince1970) + expiresIn
+        // Saturating: a hostile `expires_in` near Int64.max must not overflow (and crash).
+        let (sum, overflow) = Int64(Date().timeIntervalSince1970).addingReportingOverflow(expiresIn)
+        self.expiresAt = expiresAt ?? (overflow ? (expiresIn > 0 ? .max : .min) : sum)
     }
 
     /// Whether the access token has expired now.
@@ -51,10 +57,17 @@ public struct Token: Codable, Sendable, Hashable {
         isExpired(threshold: threshold, now: Date())
     }
 
-    /// Whether the access token expires within `threshold` seconds of `now`.
+    /// Whether the access token expires within `threshold` seconds of `now`; never for a token
+    /// whose expiry is unknown (``hasKnownExpiry``).
     public func isExpired(threshold: Int64 = 0, now: Date) -> Bool {
-        Int64(now.timeIntervalSince1970) + threshold >= expiresAt
+        guard hasKnownExpiry else { return false }
+        let (limit, overflow) = Int64(now.timeIntervalSince1970).addingReportingOverflow(threshold)
+        return overflow ? threshold > 0 : limit >= expiresAt
     }
+
+    /// Whether the token's expiry is known: `false` when the provider sent neither `expires_in`
+    /// nor an expiry (``expiresAt`` is then `Int64.max`).
+    public var hasKnownExpiry: Bool { expiresAt != .max }
 
     private enum CodingKeys: String, CodingKey {
         case accessToken = "access_token"
@@ -71,9 +84,11 @@ public struct Token: Codable, Sendable, Hashable {
     /// `expireAt`, the field name of earlier SDK versions, when `expires_at` is missing.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let expiresIn = try container.decodeIfPresent(Int64.self, forKey: .expiresIn) ?? 0
+        let lifetime = try container.decodeIfPresent(Int64.self, forKey: .expiresIn)
+        let expiresIn = lifetime ?? 0
         let expiresAt = try container.decodeIfPresent(Int64.self, forKey: .expiresAt)
             ?? container.decodeIfPresent(Int64.self, forKey: .legacyExpireAt)
+            ?? (lifetime == nil ? Int64.max : nil)
         self.init(
             accessToken: try container.decode(String.self, forKey: .accessToken),
             tokenType: try container.decodeIfPresent(String.self, forKey: .tokenType),
