@@ -18,3 +18,14 @@ extension SQLiteStorageClient: SerializedAdds {
         return try lock.withExclusiveLock(body)
     }
 }
+
+/// The keyring's adds take a lock of their own beside the client's (`KeyringLock` named after
+/// the prefix and `.adds`), held by every process of the user that reaches the same keyring.
+/// It is a different lock from the one each write takes, so the writes inside `body` can take
+/// theirs.
+extension KeychainStorageClient: SerializedAdds {
+    /// Runs `body` holding the store's add lock.
+    public func serializingAdds<R>(_ body: () throws -> R) throws -> R {
+        try exclusivelyAdding(body)
+    }
+}

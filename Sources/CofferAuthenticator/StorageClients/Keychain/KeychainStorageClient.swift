@@ -279,6 +279,12 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                       label: "\(mechanism.issuer) / \(mechanism.accountName) (\(mechanism.type.rawValue))")
     }
 
+    /// Runs `body` holding the add lock (``KeyringLock`` named after the prefix and `.adds`).
+    func exclusivelyAdding<R>(_ body: () throws -> R) throws -> R {
+        let (name, timeout) = (servicePrefix + ".adds", secretService.timeout)
+        return try SyncBridge.run { try await KeyringLock.named(name, timeout: timeout) }.withExclusiveLock(body)
+    }
+
     /// Runs `body` holding this client's lock (``KeyringLock`` named after the prefix), shared
     /// by every process of the user that reaches this keyring, whatever its environment.
     func exclusively<R>(_ body: () throws -> R) throws -> R {
