@@ -94,6 +94,15 @@ struct OidcClientTests {
         #expect(try await config.storage.get()?.refreshToken == "refresh-1", "the rotated refresh token is stored")
     }
 
+    @Test("one flight per storage object: the same for the same storage, dropped once its storage is gone")
+    func flightsFollowStorages() {
+        let kept = memoryStorage()
+        #expect(SessionFlight.of(kept) === SessionFlight.of(kept))
+        for _ in 0..<100 { _ = SessionFlight.of(memoryStorage()) }
+        #expect(SessionFlight.kept < 50, "flights of storages that are gone are not kept")
+        withExtendedLifetime(kept) {}
+    }
+
     @Test("a provider that does not rotate: the refresh token kept; a refresh token with & = + and spaces arrives whole")
     func refreshKeepsToken() async throws {
         StubProvider.reset { $0.rotates = false }

@@ -39,9 +39,12 @@ public enum AccountExport {
         if password != nil, !format.canBeEncrypted { throw ExportError.cannotEncrypt(format) }
         switch format {
         case .aegis:
-            let entries = accounts.compactMap { account in AegisVault.entry(account).map { (account, $0) } }
-            let left = accounts.filter { AegisVault.entry($0) == nil }.map { "\($0.title): Aegis has no form for it" }
-            let vault = try AegisVault.write(entries.map(\.1), password: password)
+            var entries: [AegisVault.Entry] = []
+            var left: [String] = []
+            for account in accounts {
+                if let entry = AegisVault.entry(account) { entries.append(entry) } else { left.append("\(account.title): Aegis has no form for it") }
+            }
+            let vault = try AegisVault.write(entries, password: password)
             return Written(files: [("aegis-vault.json", vault)], transferURIs: [], notExported: left, exportedCount: entries.count)
         case .uris:
             let (uris, left) = otpauthURIs(accounts)

@@ -31,7 +31,7 @@ public enum URIListExport {
     /// generation importing the entry checks the URI itself.
     private static func title(of line: String, number: Int) -> String {
         guard let uri = try? AuthenticatorURI(line) else { return "line \(number)" }
-        let oathTypes: Set<String> = ["totp", "hotp", "steam"]
+        let oathTypes = TransferAccount.otpauthTypes
         let whole = switch uri.scheme {
         case "otpauth": oathTypes.contains(uri.type) && (try? uri.base32Secret()) != nil
         case "mfauth": oathTypes.contains(uri.type) && (try? uri.base32Secret()) != nil && uri.parameters["r"] != nil

@@ -163,7 +163,7 @@ public final class OidcClient: @unchecked Sendable {
 
     private func refreshed(_ current: Token?, _ refreshToken: String) async throws -> Token {
         config.logger.i("Refreshing token")
-        var token = try await post(to: \.tokenEndpoint, [
+        var token = try await postToTokenEndpoint([
             Constants.grant_type: Constants.refresh_token,
             Constants.refresh_token: refreshToken,
             Constants.client_id: config.clientId,
@@ -270,13 +270,12 @@ public final class OidcClient: @unchecked Sendable {
         do {
             try await config.oidcInitialize()
             guard let httpClient = config.httpClient else { throw OidcError.networkError(message: "HTTP client not found") }
-            guard let openId = config.openId else { throw OidcError.unknown(message: "OpenID configuration not found") }
+            guard config.openId != nil else { throw OidcError.unknown(message: "OpenID configuration not found") }
             let token: Token
             switch await self.token() {
             case .failure(let error): return .failure(error)
             case .success(let valid): token = valid
             }
-            _ = openId
             let request = Request()
             request.url(try endpoint(\.userinfoEndpoint, named: "userinfo_endpoint"))
             request.header(name: Request.Constants.authorization, value: "Bearer \(token.accessToken)")
@@ -302,14 +301,14 @@ public final class OidcClient: @unchecked Sendable {
             Constants.client_id: config.clientId,
         ]
         if let verifier = authCode.codeVerifier { form[Constants.code_verifier] = verifier }
-        return try await post(to: \.tokenEndpoint, form)
+        return try await postToTokenEndpoint(form)
     }
 
-    /// POSTs `form` to one of the provider's endpoints and reads a token from the answer.
-    private func post(to endpoint: KeyPath<OpenIdConfiguration, String>, _ form: [String: String]) async throws -> Token {
+    /// POSTs `form` to the token endpoint and reads a token from the answer.
+    private func postToTokenEndpoint(_ form: [String: String]) async throws -> Token {
         guard let httpClient = config.httpClient else { throw OidcError.networkError(message: "HTTP client not found") }
         let request = Request()
-        request.url(try self.endpoint(endpoint, named: "token_endpoint"))
+        request.url(try endpoint(\.tokenEndpoint, named: "token_endpoint"))
         request.form(formData: form)
         let (data, response) = try await httpClient.sendRequest(request: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0

@@ -10,17 +10,28 @@ actor SessionFlight {
     private var tail: Task<Void, Never>?
     private var shared: Task<Result<Token, OidcError>, Never>?
 
-    /// The flight of `storage` (one per storage object).
-    static func of(_ storage: AnyObject) -> SessionFlight {
+    /// The flight of `storage` (one per storage object). Flights of storages that are gone are
+    /// dropped here, so a server that makes a storage per user does not keep one per user ever seen.
+    static func of(_ storage: some AnyObject & Sendable) -> SessionFlight {
         flights.withLock { flights in
-            if let flight = flights[ObjectIdentifier(storage)] { return flight }
+            flights = flights.filter { $0.value.storage != nil }
+            if let known = flights[ObjectIdentifier(storage)], known.storage === storage { return known.flight }
             let flight = SessionFlight()
-            flights[ObjectIdentifier(storage)] = flight
+            flights[ObjectIdentifier(storage)] = Known(storage: storage, flight: flight)
             return flight
         }
     }
 
-    private static let flights = Mutex<[ObjectIdentifier: SessionFlight]>([:])
+    /// A storage, held weakly, and its flight.
+    private struct Known: Sendable {
+        weak var storage: (any AnyObject & Sendable)?
+        let flight: SessionFlight
+    }
+
+    private static let flights = Mutex<[ObjectIdentifier: Known]>([:])
+
+    /// How many flights are kept.
+    static var kept: Int { flights.withLock { $0.count } }
 
     /// Runs `work` after the operations queued before it, or joins the one of its kind that
     /// is already queued or running.

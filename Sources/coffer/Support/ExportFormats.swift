@@ -44,9 +44,11 @@ struct ExportFormats {
             StandardStreams.note("coffer: warning: \(what)")
         }
         report(summary(written, encrypted: password != nil))
-        let reason = format == .aegis ? "no Aegis form" : nil
-        for line in pushes.map({ reason == nil ? "\($0): push mechanisms cannot be exported" : $0 }) + written.notExported {
-            report(reason.map { "  not exported (\($0)): \(line)" } ?? "  not exported: \(line)")
+        if format == .aegis {
+            for line in pushes + written.notExported { report("  not exported (no Aegis form): \(line)") }
+        } else {
+            for push in pushes { report("  not exported: \(push): push mechanisms cannot be exported") }
+            for line in written.notExported { report("  not exported: \(line)") }
         }
     }
 
