@@ -98,11 +98,12 @@ public final class Request: @unchecked Sendable {
 
     /// `fields` as a form body: names sorted, each name and value percent-encoded except the
     /// characters the form encoding leaves alone, a space as `+` (WHATWG URL, "application/x-www-form-urlencoded").
-    static func formEncoded(_ fields: [String: String]) -> String {
+    package static func formEncoded(_ fields: [String: String]) -> String {
         fields.sorted { $0.key < $1.key }.map { "\(formEscaped($0.key))=\(formEscaped($0.value))" }.joined(separator: "&")
     }
 
-    private static func formEscaped(_ text: String) -> String {
+    /// One name or value as the form encoding writes it (`+` for a space).
+    package static func formEscaped(_ text: String) -> String {
         (text.addingPercentEncoding(withAllowedCharacters: formAllowed) ?? "").replacingOccurrences(of: "%20", with: "+")
     }
 

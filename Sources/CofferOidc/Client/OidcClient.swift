@@ -96,6 +96,20 @@ public final class OidcClient: @unchecked Sendable {
         return try result.get()
     }
 
+    /// Stores the tokens of a sign-in made elsewhere (the device grant), in order with the
+    /// session's other operations.
+    func store(signedIn token: Token) async throws {
+        let result: Result<Void, any Error> = await flight.exclusive {
+            do {
+                try await self.config.storage.save(item: token)
+                return .success(())
+            } catch {
+                return .failure(OidcError.unknown(cause: error, message: "The new tokens could not be stored; sign in again"))
+            }
+        }
+        try result.get()
+    }
+
     /// The stored session, as it is (not refreshed).
     func storedToken() async throws -> Token? {
         try await config.storage.get()
@@ -163,10 +177,9 @@ public final class OidcClient: @unchecked Sendable {
 
     private func refreshed(_ current: Token?, _ refreshToken: String) async throws -> Token {
         config.logger.i("Refreshing token")
-        var token = try await postToTokenEndpoint([
+        var token = try await config.postToTokenEndpoint([
             Constants.grant_type: Constants.refresh_token,
             Constants.refresh_token: refreshToken,
-            Constants.client_id: config.clientId,
         ])
         // A provider that does not rotate sends no refresh token: the one we have stays valid.
         if token.refreshToken == nil { token.refreshToken = refreshToken }
@@ -181,7 +194,7 @@ public final class OidcClient: @unchecked Sendable {
 
     /// Deletes the stored tokens, then revokes them at the provider (best effort).
     public func revoke() async {
-        await flight.exclusive { await self.revoke(nil) }
+        _ = await flight.exclusive { await self.revoke(nil) }
     }
 
     /// Deletes the stored session first (what matters most, and needs no network), then
@@ -221,12 +234,10 @@ public final class OidcClient: @unchecked Sendable {
         let tokens = [token.refreshToken.map { ($0, Constants.refresh_token) }, (token.accessToken, "access_token")].compactMap { $0 }
         for (value, hint) in tokens {
             do {
-                guard let httpClient = config.httpClient else { return }
-                let url = try endpoint(\.revocationEndpoint, named: "revocation_endpoint")
-                let request = Request()
-                request.url(url)
-                request.form(formData: [Constants.client_id: config.clientId, Constants.token: value, "token_type_hint": hint])
-                _ = try await httpClient.sendRequest(request: request)
+                let url = try config.endpoint(\.revocationEndpointIfPresent, named: "revocation_endpoint")
+                let (data, status) = try await config.postForm(to: url, [Constants.token: value, "token_type_hint": hint])
+                // RFC 7009 §2.2: 200 whether or not the token was still valid.
+                if status != 200 { throw OidcError.apiError(code: status, message: OidcError.answer(data)) }
             } catch {
                 config.logger.e("Failed to revoke token", error: error)
             }
@@ -277,7 +288,7 @@ public final class OidcClient: @unchecked Sendable {
             case .success(let valid): token = valid
             }
             let request = Request()
-            request.url(try endpoint(\.userinfoEndpoint, named: "userinfo_endpoint"))
+            request.url(try config.endpoint(\.userinfoEndpointIfPresent, named: "userinfo_endpoint"))
             request.header(name: Request.Constants.authorization, value: "Bearer \(token.accessToken)")
             let (data, response) = try await httpClient.sendRequest(request: request)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
@@ -297,42 +308,10 @@ public final class OidcClient: @unchecked Sendable {
         var form = [
             Constants.grant_type: Constants.authorization_code,
             Constants.code: authCode.code,
-            Constants.redirect_uri: config.redirectUri,
-            Constants.client_id: config.clientId,
+            Constants.redirect_uri: authCode.redirectUri ?? config.redirectUri,
         ]
         if let verifier = authCode.codeVerifier { form[Constants.code_verifier] = verifier }
-        return try await postToTokenEndpoint(form)
-    }
-
-    /// POSTs `form` to the token endpoint and reads a token from the answer.
-    private func postToTokenEndpoint(_ form: [String: String]) async throws -> Token {
-        guard let httpClient = config.httpClient else { throw OidcError.networkError(message: "HTTP client not found") }
-        let request = Request()
-        request.url(try endpoint(\.tokenEndpoint, named: "token_endpoint"))
-        request.form(formData: form)
-        let (data, response) = try await httpClient.sendRequest(request: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard status == 200 else { throw OidcError.apiError(code: status, message: OidcError.answer(data)) }
-        do {
-            return try JSONDecoder().decode(Token.self, from: data)
-        } catch {
-            throw OidcError.unknown(message: "The token endpoint's answer is not a token")
-        }
-    }
-
-    /// One of the discovery document's endpoints: present, and https (http only on this
-    /// machine's loopback), so no code, verifier or token goes anywhere else.
-    private func endpoint(_ path: KeyPath<OpenIdConfiguration, String>, named name: String) throws -> String {
-        guard let openId = config.openId else { throw OidcError.unknown(message: "OpenID configuration not found") }
-        let text = openId[keyPath: path]
-        guard !text.isEmpty, let url = URL(string: text), let host = url.host, !host.isEmpty else {
-            throw OidcError.unknown(message: "The provider's discovery document names no \(name)")
-        }
-        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())
-        guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && loopback) else {
-            throw OidcError.unknown(message: "The provider's \(name) is not https; Coffer sends no token over plain http but to this machine")
-        }
-        return text
+        return try await config.postToTokenEndpoint(form)
     }
 
     private static func oidcError(_ error: any Error) -> OidcError {
@@ -399,19 +378,22 @@ private typealias Constants = OidcClient.Constants
 
 extension OidcClientConfig {
     /// The authorization request: Ping's parameters, and `state`.
-    func populateRequest(request: Request, pkce: Pkce, responseMode: String = Constants.piflow) -> Request {
+    ///
+    /// `redirectUri` and `nonce` replace the configuration's (a loopback agent's port, a nonce
+    /// made for this request).
+    func populateRequest(request: Request, pkce: Pkce, responseMode: String = Constants.piflow, redirectUri: String? = nil, nonce: String? = nil) -> Request {
         request.url(openId?.authorizationEndpoint ?? "")
         if !responseMode.isEmpty { request.parameter(name: Constants.response_mode, value: responseMode) }
         request.parameter(name: Constants.client_id, value: clientId)
         request.parameter(name: Constants.response_type, value: Constants.code)
         request.parameter(name: Constants.scope, value: scopes.sorted().joined(separator: " "))
-        request.parameter(name: Constants.redirect_uri, value: redirectUri)
+        request.parameter(name: Constants.redirect_uri, value: redirectUri ?? self.redirectUri)
         request.parameter(name: Constants.code_challenge, value: pkce.codeChallenge)
         request.parameter(name: Constants.code_challenge_method, value: pkce.codeChallengeMethod)
         request.parameter(name: Constants.state, value: state ?? pkce.state)
         let optional: [(String, String?)] = [
             (Constants.acr_values, acrValues), (Constants.display, display), (Constants.login_hint, loginHint),
-            (Constants.nonce, nonce), (Constants.prompt, prompt), (Constants.ui_locales, uiLocales),
+            (Constants.nonce, nonce ?? self.nonce), (Constants.prompt, prompt), (Constants.ui_locales, uiLocales),
         ]
         for (name, value) in optional { if let value { request.parameter(name: name, value: value) } }
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) { request.parameter(name: name, value: value) }

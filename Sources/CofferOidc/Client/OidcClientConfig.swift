@@ -39,6 +39,7 @@ public final class OidcClientConfig: @unchecked Sendable {
         var acrValues: String?
         var additionalParameters: [String: String] = [:]
         var httpClient: HttpClient?
+        var clientAuthentication = ClientAuthentication.none
     }
 
     /// A configuration with Ping's defaults.
@@ -95,6 +96,13 @@ public final class OidcClientConfig: @unchecked Sendable {
     public var additionalParameters: [String: String] { get { get(\.additionalParameters) } set { set(\.additionalParameters, newValue) } }
     /// The HTTP client; one is made by ``oidcInitialize()`` when there is none.
     public var httpClient: HttpClient? { get { get(\.httpClient) } set { set(\.httpClient, newValue) } }
+
+    /// How the client proves who it is: ``ClientAuthentication/none`` (a public client, Ping's
+    /// only kind) unless it was given a secret.
+    public var clientAuthentication: ClientAuthentication {
+        get { get(\.clientAuthentication) }
+        set { set(\.clientAuthentication, newValue) }
+    }
 
     /// Adds a scope.
     public func scope(_ scope: String) {

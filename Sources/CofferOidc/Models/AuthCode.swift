@@ -4,11 +4,20 @@ public struct AuthCode: Codable, Sendable {
     public let code: String
     /// The verifier whose challenge went with the authorization request.
     public let codeVerifier: String?
+    /// The redirect URI the code was sent to, when the agent chose it (a loopback port); the
+    /// exchange must name the same one. `nil`: the configuration's.
+    public let redirectUri: String?
+    /// The `nonce` sent with the authorization request, which the ID token must carry back.
+    /// `nil`: the configuration's.
+    public let nonce: String?
 
-    /// A code and its verifier.
-    public init(code: String = "", codeVerifier: String? = nil) {
+    /// A code and its verifier, and the redirect URI and nonce the agent used when they are
+    /// not the configuration's.
+    public init(code: String = "", codeVerifier: String? = nil, redirectUri: String? = nil, nonce: String? = nil) {
         self.code = code
         self.codeVerifier = codeVerifier
+        self.redirectUri = redirectUri
+        self.nonce = nonce
     }
 }
 

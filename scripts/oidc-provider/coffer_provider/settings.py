@@ -36,7 +36,15 @@ TEMPLATES = [
         "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
     }
 ]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(STATE / "provider.sqlite3")}}
+# Many sign-ins at once (the tests run in parallel): WAL, and writers that queue instead of
+# failing with "database is locked".
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(STATE / "provider.sqlite3"),
+        "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+    }
+}
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
 USE_TZ = True
 LOGIN_URL = "/accounts/login/"
