@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
         .target(
@@ -127,6 +128,7 @@ let package = Package(
             dependencies: [
                 "CofferOrchestrate", "CofferMFACommons", "CofferStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // PostgreSQL's core: the pool, the key ring, the schema and PostgresStorage. A server that
@@ -250,7 +252,11 @@ let package = Package(
         ),
         .testTarget(
             name: "CofferOidcTests",
-            dependencies: ["CofferOidc", "CofferOrchestrate", "CofferMFACommons", "CofferStorage", "TestSupport"]
+            dependencies: [
+                "CofferOidc", "CofferOrchestrate", "CofferMFACommons", "CofferStorage", "TestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "CofferAuthMigrationTests",

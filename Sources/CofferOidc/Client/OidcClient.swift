@@ -99,6 +99,7 @@ public final class OidcClient: @unchecked Sendable {
     /// Stores the tokens of a sign-in made elsewhere (the device grant), in order with the
     /// session's other operations.
     func store(signedIn token: Token) async throws {
+        try await config.acceptIdToken(of: token, nonce: nil)
         let result: Result<Void, any Error> = await flight.exclusive {
             do {
                 try await self.config.storage.save(item: token)
@@ -183,7 +184,11 @@ public final class OidcClient: @unchecked Sendable {
         ])
         // A provider that does not rotate sends no refresh token: the one we have stays valid.
         if token.refreshToken == nil { token.refreshToken = refreshToken }
-        if token.idToken == nil { token.idToken = current?.idToken }
+        if token.idToken == nil {
+            token.idToken = current?.idToken
+        } else {
+            try await config.acceptIdToken(of: token, nonce: nil, previous: current)
+        }
         do {
             try await config.storage.save(item: token)
         } catch {
@@ -311,7 +316,9 @@ public final class OidcClient: @unchecked Sendable {
             Constants.redirect_uri: authCode.redirectUri ?? config.redirectUri,
         ]
         if let verifier = authCode.codeVerifier { form[Constants.code_verifier] = verifier }
-        return try await config.postToTokenEndpoint(form)
+        let token = try await config.postToTokenEndpoint(form)
+        try await config.acceptIdToken(of: token, nonce: authCode.nonce ?? config.nonce)
+        return token
     }
 
     private static func oidcError(_ error: any Error) -> OidcError {

@@ -40,6 +40,8 @@ public final class OidcClientConfig: @unchecked Sendable {
         var additionalParameters: [String: String] = [:]
         var httpClient: HttpClient?
         var clientAuthentication = ClientAuthentication.none
+        /// The provider's signing keys, once fetched (shared with clones).
+        var providerKeys = ProviderKeys()
     }
 
     /// A configuration with Ping's defaults.
@@ -103,6 +105,9 @@ public final class OidcClientConfig: @unchecked Sendable {
         get { get(\.clientAuthentication) }
         set { set(\.clientAuthentication, newValue) }
     }
+
+    /// The provider's signing keys.
+    var providerKeys: ProviderKeys { self.get(\.providerKeys) }
 
     /// Adds a scope.
     public func scope(_ scope: String) {
