@@ -19,7 +19,7 @@ import Logging
 ///
 /// Subclasses that override an operation should call `super`; an override must not call another
 /// operation of the same instance from inside it, because the lock is not re-entrant.
-open class StorageDelegate<T: Codable & Sendable>: Storage, CustomReflectable, @unchecked Sendable {
+open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, CustomReflectable, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is `memory`, read and written only while `lock` is
     // held (see `withLock`), and `servedKnown`/`servedValue`, read and written only while
     // `servedLock` is held. Everything else is immutable.
@@ -137,6 +137,24 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, CustomReflectable, @
     /// notification). A pending write (``CacheStrategy/cacheOnFailure``) is kept.
     public func forgetMemoryCopy() async {
         await withLock(writing: true) { memory.forgetKnown() }
+    }
+
+    /// Runs `body` in the stored value's exclusive section (see ``ExclusiveSection``): alone
+    /// among every holder of the section in any process that offers one through the wrapped
+    /// storage. The memory copy is forgotten first, so a `get()` inside reads what the last
+    /// holder stored.
+    ///
+    /// The wrapped storage's section is used when it offers one; otherwise `body` runs without
+    /// any cross-process exclusion (a storage that only this process can see needs none).
+    open func withExclusiveSection<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
+        if let section = delegate as? any ExclusiveSection {
+            return try await section.withExclusiveSection {
+                await self.forgetMemoryCopy()
+                return try await body()
+            }
+        }
+        await forgetMemoryCopy()
+        return try await body()
     }
 
     /// Writes the pending item; returns whether it reached the storage.

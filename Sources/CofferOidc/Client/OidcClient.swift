@@ -142,9 +142,9 @@ public final class OidcClient: @unchecked Sendable {
                     return .success(cached)
                 }
                 config.logger.i("Token is expired. Attempting to refresh.")
-                if let refreshToken = cached.refreshToken {
+                if cached.refreshToken != nil {
                     do {
-                        return .success(try await refreshed(cached, refreshToken))
+                        return .success(try await refreshedAlone())
                     } catch OidcError.apiError(let code, let message) where code == 400 || code == 401 {
                         config.logger.e("Failed to refresh token. Signing in again.", error: OidcError.apiError(code: code, message: message))
                         stale = cached
@@ -168,12 +168,34 @@ public final class OidcClient: @unchecked Sendable {
         let result: Result<Token, any Error> = await flight.exclusive {
             do {
                 try await self.config.oidcInitialize()
-                return .success(try await self.refreshed(try await self.config.storage.get(), refreshToken))
+                return .success(try await self.config.storage.withExclusiveSection {
+                    try await self.refreshed(try await self.config.storage.get(), refreshToken)
+                })
             } catch {
                 return .failure(error)
             }
         }
         return try result.get()
+    }
+
+    /// Refreshes in the storage's exclusive section (``ExclusiveSection``): every process (or
+    /// replica) sharing the session waits there, and the ones that come after the refresh read
+    /// its result instead of presenting the spent refresh token again.
+    private func refreshedAlone() async throws -> Token {
+        let threshold = config.refreshThreshold
+        return try await config.storage.withExclusiveSection {
+            guard let current = try await self.config.storage.get() else {
+                throw OidcError.authorizeError(message: "The session was ended elsewhere while this refresh waited; sign in again")
+            }
+            if !current.isExpired(threshold: threshold) {
+                self.config.logger.i("Token was refreshed by another holder of the session.")
+                return current
+            }
+            guard let refreshToken = current.refreshToken else {
+                throw OidcError.authorizeError(message: "The stored session has no refresh token; sign in again")
+            }
+            return try await self.refreshed(current, refreshToken)
+        }
     }
 
     private func refreshed(_ current: Token?, _ refreshToken: String) async throws -> Token {

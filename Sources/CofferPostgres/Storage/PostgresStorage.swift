@@ -174,3 +174,18 @@ struct PostgresValue<T: Codable & Sendable>: Storage {
                 """)
     }
 }
+
+extension PostgresValue: ExclusiveSection {
+    /// A transaction-scoped advisory lock on the namespace and key, held on a connection of its
+    /// own while `body` runs (its reads and writes use others): every replica sharing the
+    /// database waits for it. Ended with the transaction, or by the server when the connection
+    /// or the process holding it dies.
+    func withExclusiveSection<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
+        let logger = database.logger
+        let name = "coffer-section:" + identity
+        return try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.rows("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))", logger: logger)
+            return try await body()
+        }
+    }
+}

@@ -81,3 +81,15 @@ package enum ValueCoding {
         }.joined(separator: ".")
     }
 }
+
+extension FileItem: ExclusiveSection {
+    /// An `flock` on `.<name>.section.lock` beside the file (not the lock each write takes,
+    /// which a save inside the section takes in its turn).
+    func withExclusiveSection<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
+        let directory = file.url.deletingLastPathComponent()
+        try FileTrust.prepareDirectory(directory)
+        let held = try await FileLock(path: directory.appendingPathComponent(".\(file.url.lastPathComponent).section.lock").path).exclusive()
+        defer { held.release() }
+        return try await body()
+    }
+}

@@ -133,3 +133,13 @@ struct KeychainItem<T: Codable & Sendable>: Storage {
         if service.isEmpty { throw .invalidName(service, reason: "a keyring service cannot be empty") }
     }
 }
+
+extension KeychainItem: ExclusiveSection {
+    /// The keyring's lock named after this item's service and account, which every process of
+    /// this user reaching the same keyring takes.
+    func withExclusiveSection<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
+        let held = try await KeyringLock.named("section.\(service).\(account)").exclusive()
+        defer { held.release() }
+        return try await body()
+    }
+}
