@@ -190,6 +190,7 @@ let package = Package(
                 "CofferMFATransfer",
                 "CofferPostgres",
                 "CofferPostgresAuthenticator",
+                "CofferOidc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

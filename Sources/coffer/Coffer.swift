@@ -19,7 +19,7 @@ struct Coffer: AsyncParsableCommand {
               coffer store put greeting 'Hello from Coffer'
             """ + "\n\n" + ExitStatus.summary,
         version: CofferVersion.current,
-        subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, VerifyCommand.self, ShowCommand.self, RemoveCommand.self, RenameCommand.self, TrashCommand.self, RestoreCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, KeyCommand.self, DoctorCommand.self, StoreCommand.self, CompletionCommand.self, ManCommand.self, ClipboardClearCommand.self])
+        subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, VerifyCommand.self, ShowCommand.self, RemoveCommand.self, RenameCommand.self, TrashCommand.self, RestoreCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, LoginCommand.self, TokenCommand.self, LogoutCommand.self, SessionsCommand.self, KeyCommand.self, DoctorCommand.self, StoreCommand.self, CompletionCommand.self, ManCommand.self, ClipboardClearCommand.self])
 
     static func main() async {
         ProcessHardening.start()

@@ -256,9 +256,18 @@ public final class OidcClient: @unchecked Sendable {
         return deleted
     }
 
-    /// RFC 7009: the refresh token (which ends the grant) and the access token.
-    private func revokeAtProvider(_ token: Token) async {
+    /// RFC 7009: the refresh token (which ends the grant) and the access token; `false` when
+    /// the provider could not be told of either (why is logged).
+    @discardableResult
+    func revokeAtProvider(_ token: Token) async -> Bool {
         let tokens = [token.refreshToken.map { ($0, Constants.refresh_token) }, (token.accessToken, "access_token")].compactMap { $0 }
+        var told = true
+        do {
+            try await config.oidcInitialize()
+        } catch {
+            config.logger.e("The provider cannot be reached; the tokens were not revoked there", error: error)
+            return false
+        }
         for (value, hint) in tokens {
             do {
                 let url = try config.endpoint(\.revocationEndpointIfPresent, named: "revocation_endpoint")
@@ -267,8 +276,10 @@ public final class OidcClient: @unchecked Sendable {
                 if status != 200 { throw OidcError.apiError(code: status, message: OidcError.answer(data)) }
             } catch {
                 config.logger.e("Failed to revoke token", error: error)
+                told = false
             }
         }
+        return told
     }
 
     /// Revokes the tokens and asks the agent to end the session at the provider.

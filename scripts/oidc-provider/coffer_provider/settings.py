@@ -27,6 +27,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "coffer_provider.middleware.SlowTokenEndpoint",
 ]
 ROOT_URLCONF = "coffer_provider.urls"
 TEMPLATES = [

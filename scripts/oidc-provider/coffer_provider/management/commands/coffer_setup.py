@@ -31,6 +31,11 @@ class Command(BaseCommand):
             client_id="coffer-other", name="Another app", client_type=Application.CLIENT_PUBLIC,
             authorization_grant_type=code, redirect_uris=LOOPBACK, **common,
         )
+        # The same again, for tests that slow its token endpoint (coffer_provider.middleware).
+        Application.objects.create(
+            client_id="coffer-slow", name="Coffer (slow)", client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=code, redirect_uris=LOOPBACK, **common,
+        )
         # A confidential client: client_secret_basic or client_secret_post.
         Application.objects.create(
             client_id="coffer-confidential", client_secret=secret, name="Coffer (confidential)",

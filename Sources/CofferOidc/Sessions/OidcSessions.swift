@@ -1,0 +1,204 @@
+import CofferMFACommons
+import CofferOrchestrate
+import CofferStorage
+import Foundation
+import Logging
+
+/// Named OpenID Connect sessions in a directory, each sealed in two files (its settings and its
+/// tokens) under a key kept as Coffer's key stores keep one: the OS keyring when there is one,
+/// else a 0600 key file (`KeyStoreSelection.recorded`). What `coffer login`, `token`, `logout`
+/// and `sessions` do, for any program that wants the same.
+///
+/// ```swift
+/// let sessions = try OidcSessions(directory: folder)
+/// try await sessions.signIn("work", settings: OidcSessionSettings(
+///     issuer: "https://id.example.com", clientId: "cli", scopes: ["openid", "offline_access"]))
+/// let token = try await sessions.token("work", minValid: 60)
+/// ```
+///
+/// A refresh runs in the session file's exclusive section (`ExclusiveSection`): processes that
+/// ask for a token at once make one refresh, and the others read its result.
+public struct OidcSessions: Sendable {
+    /// The directory the sessions are in.
+    public let directory: URL
+    private let keyStore: any KeyStore
+    private let httpClient: HttpClient?
+
+    /// The key alias the sessions are sealed under.
+    public static let keyAlias = "org.coffer.sessions"
+
+    /// The sessions in `directory`, sealed under `keyStore` (default: the keyring when it can be
+    /// used, else a key file in `directory/keys`, the choice recorded in `directory/keystore`).
+    public init(directory: URL, keyStore: (any KeyStore)? = nil, httpClient: HttpClient? = nil) throws {
+        self.directory = directory
+        try FileTrust.prepareDirectory(directory)
+        self.keyStore = try keyStore ?? KeyStoreSelection.recorded(in: directory, logger: Logger(label: "org.coffer.oidc.sessions"))
+        self.httpClient = httpClient
+    }
+
+    /// Why `name` cannot name a session, or `nil` when it can: letters, digits, `.`, `-` and `_`,
+    /// not first `.`, at most 100 bytes.
+    public static func problem(with name: String) -> String? {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-".unicodeScalars)
+        guard !name.isEmpty, !name.hasPrefix("."), name.utf8.count <= 100, name.unicodeScalars.allSatisfy(allowed.contains) else {
+            return "'\(TerminalText.escaped(String(name.prefix(100))))' cannot name a session: use letters, digits, '.', '-' and '_' (not first '.'), at most 100"
+        }
+        return nil
+    }
+
+    private func checked(_ name: String) throws -> String {
+        if let problem = Self.problem(with: name) { throw OidcSessionError.badName(problem) }
+        return name
+    }
+
+    private func settingsStorage(_ name: String) -> EncryptedFileStorage<OidcSessionSettings> {
+        EncryptedFileStorage(fileName: name + ".session", keyAlias: Self.keyAlias, directory: directory, keyStore: keyStore)
+    }
+
+    /// The storage of `name`'s tokens.
+    public func tokenStorage(_ name: String) throws -> EncryptedFileStorage<Token> {
+        EncryptedFileStorage(fileName: try checked(name) + ".token", keyAlias: Self.keyAlias, directory: directory, keyStore: keyStore)
+    }
+
+    /// The settings of `name`, or `nil` when there is no such session.
+    public func settings(_ name: String) async throws -> OidcSessionSettings? {
+        try await settingsStorage(try checked(name)).get()
+    }
+
+    /// A client configuration for `name` with `settings`, its tokens in the session's file.
+    public func config(_ name: String, settings: OidcSessionSettings) throws -> OidcClientConfig {
+        let config = OidcClientConfig()
+        config.discoveryEndpoint = settings.discoveryEndpoint
+        config.clientId = settings.clientId
+        config.scopes = Set(settings.scopes)
+        config.clientAuthentication = settings.clientAuthentication
+        config.storage = try tokenStorage(name)
+        if let httpClient { config.httpClient = httpClient }
+        return config
+    }
+
+    /// Signs in as `settings` say, with `agent` (the browser through a `LoopbackAgent`), or with
+    /// the device grant when `device` is given (it is told the codes to show); stores the
+    /// session under `name`, replacing one of that name only once the new one is stored.
+    @discardableResult
+    public func signIn(
+        _ name: String, settings: OidcSessionSettings, agent: LoopbackAgent = LoopbackAgent(),
+        device: (@Sendable (DeviceAuthorizationResponse) -> Void)? = nil
+    ) async throws -> Token {
+        let name = try checked(name)
+        let old = try await settingsStorage(name).get().flatMap { try? self.config(name, settings: $0) }
+        let previous = try await old?.storage.get()
+        // The new session is made in a configuration of its own, then stored over the old.
+        let fresh = OidcClientConfig()
+        let target = try config(name, settings: settings)
+        fresh.update(with: target)
+        fresh.storage = StorageDelegate(delegate: MemoryStorage<Token>())
+        let token: Token
+        if let device {
+            token = try await Self.deviceSignIn(fresh, show: device)
+        } else {
+            fresh.updateAgent(agent)
+            token = try await OidcClient(config: fresh).token().get()
+        }
+        try await settingsStorage(name).save(item: settings)
+        try await target.storage.save(item: token)
+        // The session this one replaces is ended at its provider.
+        if let previous, let old { await OidcClient(config: old).revokeAtProvider(previous) }
+        return token
+    }
+
+    private static func deviceSignIn(_ config: OidcClientConfig, show: @escaping @Sendable (DeviceAuthorizationResponse) -> Void) async throws -> Token {
+        for try await status in try await OidcDeviceClient(config: config).deviceAuthorization() {
+            switch status {
+            case .started(let codes): show(codes)
+            case .polling: break
+            case .success: if let token = try await config.storage.get() { return token }
+            case .accessDenied: throw OidcSessionError.refused
+            case .expired: throw OidcSessionError.expired
+            }
+        }
+        throw OidcSessionError.expired
+    }
+
+    /// A valid access token of `name`: the stored one when it is valid for `minValid` seconds
+    /// more, else refreshed first (one refresh for every process asking at once).
+    ///
+    /// - Throws: ``OidcSessionError/notFound(_:)``; ``OidcSessionError/signInAgain(_:reason:)``
+    ///   when the provider refused the refresh (the session is kept; nothing is deleted).
+    public func token(_ name: String, minValid: Int64 = 0) async throws -> Token {
+        guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }
+        let config = try config(name, settings: settings)
+        config.refreshThreshold = minValid
+        config.updateAgent(DefaultAgent())
+        switch await OidcClient(config: config).token() {
+        case .success(let token): return token
+        case .failure(.authorizeError(_, let message)) where message == "No AuthCode is available.":
+            throw OidcSessionError.signInAgain(name, reason: "the provider refused to refresh it")
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Revokes `name`'s tokens at the provider, then removes the session; `false` when the
+    /// provider could not be told (the session is removed all the same).
+    @discardableResult
+    public func logout(_ name: String) async throws -> Bool {
+        guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }
+        let config = try config(name, settings: settings)
+        let revoked: Bool
+        if let token = try await config.storage.get() {
+            revoked = await OidcClient(config: config).revokeAtProvider(token)
+        } else {
+            revoked = true
+        }
+        try await config.storage.delete()
+        try await settingsStorage(name).delete()
+        return revoked
+    }
+
+    /// The names of the stored sessions, sorted.
+    public func names() throws -> [String] {
+        guard try FileTrust.checkExistingDirectory(directory.path) else { return [] }
+        return try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".session") && !$0.hasPrefix(".") }
+            .map { String($0.dropLast(".session".count)) }
+            .filter { Self.problem(with: $0) == nil }
+            .sorted()
+    }
+
+    /// What can be said about `name` without a token.
+    public func summary(_ name: String) async throws -> OidcSessionSummary {
+        guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }
+        let token = try await tokenStorage(name).get()
+        return OidcSessionSummary(
+            name: name, issuer: settings.issuer, clientId: settings.clientId,
+            subject: token?.idToken.flatMap(IdTokenValidator.subject(of:)),
+            scopes: token?.scope.map { $0.split(separator: " ").map(String.init) } ?? settings.scopes,
+            expiresAt: token.flatMap { $0.hasKnownExpiry ? $0.expiresAt : nil },
+            canRefresh: token?.refreshToken != nil)
+    }
+}
+
+/// Why a named session could not be used.
+public enum OidcSessionError: Error, Sendable, Equatable, LocalizedError {
+    /// No session has this name.
+    case notFound(String)
+    /// The name cannot name a session.
+    case badName(String)
+    /// The session cannot be refreshed: sign in again (it is kept until then).
+    case signInAgain(String, reason: String)
+    /// The user refused the device sign-in.
+    case refused
+    /// The device codes expired before the user approved.
+    case expired
+
+    /// What happened and what to do.
+    public var errorDescription: String? {
+        switch self {
+        case .notFound(let name): "There is no session '\(name)' (coffer sessions lists them; coffer login \(name) makes it)"
+        case .badName(let problem): problem
+        case let .signInAgain(name, reason): "The session '\(name)' can no longer be used: \(reason). Sign in again: coffer login \(name)"
+        case .refused: "The sign-in was refused at the provider"
+        case .expired: "The sign-in codes expired before the sign-in was approved; start again"
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentParser
+import CofferOidc
+import CofferStorage
+import Foundation
+
+/// `coffer login`: signs in to an OpenID Provider and keeps the session, sealed, under a name.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in to an OpenID Connect provider and keep the session under a name.",
+        discussion: """
+            Opens the provider's sign-in page in your browser ($BROWSER, else xdg-open) and waits \
+            for it on http://127.0.0.1:<port>/callback, a port chosen for this sign-in; the \
+            address is printed too. On a machine without a graphical session, or with --device, \
+            it uses the device grant instead: it prints an address and a code to enter there from \
+            any device, and waits.
+
+            The session (its tokens and these settings) is sealed in <data-dir>/sessions under a \
+            key in the OS keyring, else in a 0600 key file. Signing in again under a name replaces \
+            its session once the new one is stored. A confidential client's secret is read from \
+            a file (never the command line, which other users can read).
+
+            Examples:
+              coffer login work --issuer https://id.example.com --client-id cli --scope offline_access
+              coffer login ci --issuer https://id.example.com --client-id ci --device
+              coffer login api --issuer https://id.example.com --client-id api --client-secret-file ~/.config/api.secret
+            """)
+
+    @Argument(help: "The session's name (letters, digits, '.', '-', '_').")
+    var name: String
+
+    @Option(help: ArgumentHelp("The provider's issuer URL (its discovery document is at ISSUER/.well-known/openid-configuration).", valueName: "url"))
+    var issuer: String?
+
+    @Option(help: ArgumentHelp("The client's id at the provider.", valueName: "id"))
+    var clientId: String?
+
+    @Option(help: ArgumentHelp("A file holding a confidential client's secret (yours, not readable by others).", valueName: "file"))
+    var clientSecretFile: String?
+
+    @Option(help: ArgumentHelp("How the secret is sent: basic (an Authorization header) or post (in the form).", valueName: "basic|post"))
+    var clientSecretMethod: String = "basic"
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to ask for besides openid (repeat for more; offline_access for a refresh token at many providers).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Flag(help: "Use the device grant: show an address and a code to enter on another device.")
+    var device = false
+
+    @Flag(help: "Do not start a browser; print the address to open instead.")
+    var noBrowser = false
+
+    @Option(help: ArgumentHelp("How long to wait for the sign-in, in seconds.", valueName: "seconds"))
+    var timeout: Int = 300
+
+    @OptionGroup var options: DataOptions
+
+    func validate() throws {
+        if let problem = OidcSessions.problem(with: name) { throw ValidationError(problem) }
+        guard ["basic", "post"].contains(clientSecretMethod) else { throw ValidationError("--client-secret-method takes basic or post") }
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout takes 1 to 3600 seconds") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            do {
+                try await signIn()
+            } catch {
+                throw SessionFailure.of(error)
+            }
+        }
+    }
+
+    private func signIn() async throws {
+        let sessions = try options.sessions()
+        let known = try await sessions.settings(name)
+        guard let issuer = issuer ?? known?.issuer, let clientId = clientId ?? known?.clientId else {
+            throw CommandFailure.usage("a new session needs --issuer and --client-id")
+        }
+        guard let url = URL(string: issuer), ["https", "http"].contains(url.scheme?.lowercased() ?? "") else {
+            throw CommandFailure.usage("--issuer must be an https URL (http only on this machine)")
+        }
+        let secret = try clientSecretFile.map(Self.readSecret) ?? (issuer == known?.issuer && clientId == known?.clientId ? known?.clientSecret : nil)
+        let settings = OidcSessionSettings(
+            issuer: issuer, clientId: clientId, scopes: Array(Set(["openid"] + scopes)).sorted(),
+            authenticationMethod: secret == nil ? "none" : "client_secret_" + clientSecretMethod, clientSecret: secret)
+        var agent = LoopbackAgent.Settings()
+        agent.timeout = .seconds(timeout)
+        if noBrowser { agent.browser = .none }
+        let token = try await sessions.signIn(name, settings: settings, agent: LoopbackAgent(settings: agent),
+                                              device: try await useDevice(sessions, settings) ? Self.showCodes : nil)
+        let who = token.idToken.flatMap(Self.subject).map { " as \(TerminalText.escaped($0))" } ?? ""
+        StandardStreams.note("coffer: signed in to \(TerminalText.escaped(issuer))\(who); the session is kept as '\(name)'")
+    }
+
+    /// The device grant with --device, or where no browser can be shown (no graphical session,
+    /// no $BROWSER) and the provider offers it.
+    private func useDevice(_ sessions: OidcSessions, _ settings: OidcSessionSettings) async throws -> Bool {
+        if device { return true }
+        let environment = ProcessInfo.processInfo.environment
+        let graphical = ["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"].contains { !(environment[$0] ?? "").isEmpty }
+        guard !graphical, !noBrowser else { return false }
+        let config = try sessions.config(name, settings: settings)
+        try await config.oidcInitialize()
+        return !(config.openId?.deviceAuthorizationEndpoint ?? "").isEmpty
+    }
+
+    private static let showCodes: @Sendable (DeviceAuthorizationResponse) -> Void = { codes in
+        StandardStreams.note("To sign in, visit \(TerminalText.escaped(codes.verificationUri)) and enter the code \(TerminalText.escaped(codes.userCode))")
+        if let complete = codes.verificationUriComplete { StandardStreams.note("  (or open \(TerminalText.escaped(complete)))") }
+        StandardStreams.note("Waiting for the sign-in (the code expires in \(codes.expiresIn / 60) minutes)...")
+    }
+
+    private static func subject(_ idToken: String) -> String? {
+        let parts = idToken.split(separator: ".")
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return (claims["email"] as? String) ?? (claims["preferred_username"] as? String) ?? (claims["sub"] as? String)
+    }
+
+    /// The secret in `path`: a file of yours that no one else can read, its first line.
+    private static func readSecret(_ path: String) throws -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw CommandFailure("cannot read the client secret file \(path): \(String(cString: strerror(errno)))") }
+        if UInt32(info.st_mode) & 0o077 != 0 || info.st_uid != geteuid() {
+            throw CommandFailure("the client secret file \(path) must be yours and readable by you alone (chmod 600 \(path))")
+        }
+        let data = try StandardStreams.readFile(path, limit: 4096)
+        guard let text = String(data: data, encoding: .utf8)?.split(whereSeparator: \.isNewline).first.map(String.init), !text.isEmpty else {
+            throw CommandFailure("the client secret file \(path) is empty")
+        }
+        return text
+    }
+}

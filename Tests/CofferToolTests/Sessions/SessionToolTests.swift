@@ -1,0 +1,135 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import TestSupport
+import Testing
+
+/// `coffer login`, `token`, `sessions` and `logout` as a person and their scripts use them,
+/// against the real OpenID Provider scripts/test starts, the browser's part played by
+/// scripts/oidc-provider/browser.py (as `$BROWSER`).
+/// The provider's issuer, when scripts/test started one.
+private let providerIssuer = ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_ISSUER"]
+
+@Suite("Signing in with coffer", .enabled(if: providerIssuer != nil, "needs the OpenID Provider that scripts/test starts"))
+struct SessionToolTests {
+    static let issuer = providerIssuer
+    static let browser = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/oidc-provider/browser.py").path
+
+    /// A data directory, and the environment a person with a browser has.
+    static func person() -> (TemporaryDirectory, CofferProcess, [String: String]) {
+        let home = TemporaryDirectory("sessions")
+        let environment = ["BROWSER": browser, "COFFER_TEST_BROWSER_JAR": home.appending("cookies").path,
+                           "COFFER_TEST_BROWSER_LOG": home.appending("browser.log").path]
+        return (home, CofferProcess(dataDirectory: home.url), environment)
+    }
+
+    static func login(_ coffer: CofferProcess, _ environment: [String: String], name: String = "work", client: String = "coffer-public") async throws {
+        let result = try await coffer.run(["login", name, "--issuer", try #require(issuer), "--client-id", client, "--scope", "email"], environment: environment)
+        try #require(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.isEmpty && result.stderr.contains("signed in") && result.stderr.contains("alice@example.test"))
+    }
+
+    @Test("login through the browser, token for curl, sessions without a token, logout revokes; a gone session exits 2")
+    func lifecycle() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        try await Self.login(coffer, environment)
+        let token = try await coffer.run(["token", "work"])
+        #expect(token.status == 0 && token.stdout.hasSuffix("\n") && token.stdout.count > 20 && token.stderr.isEmpty)
+        let accessToken = token.stdout.trimmingCharacters(in: .newlines)
+        let json = try await coffer.run(["token", "work", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["access_token"] as? String == accessToken && object["token_type"] as? String == "Bearer" && object["expires_at"] is Int)
+        let listed = try await coffer.run(["sessions"])
+        #expect(listed.status == 0 && listed.stdout.hasPrefix("work\t") && !listed.stdout.contains(accessToken))
+        let listedJSON = try await coffer.run(["sessions", "--json"])
+        #expect(listedJSON.stdout.contains("\"canRefresh\" : true") && !listedJSON.stdout.contains(accessToken))
+        // Nothing on disk shows a token.
+        for file in try FileManager.default.contentsOfDirectory(atPath: home.appending("sessions").path) {
+            let data = (try? Data(contentsOf: home.appending("sessions/" + file))) ?? Data()
+            #expect(!String(decoding: data, as: UTF8.self).contains(accessToken), "\(file)")
+            if !file.hasPrefix("."), file != "keys" { #expect(try permissions(of: home.appending("sessions/" + file)) == 0o600) }
+        }
+        let out = try await coffer.run(["logout", "work"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let gone = try await coffer.run(["token", "work"])
+        #expect(gone.status == 2 && gone.stderr.contains("no session 'work'"))
+        // The provider no longer takes the token.
+        var request = URLRequest(url: URL(string: try #require(Self.issuer) + "/userinfo/")!)
+        request.setValue("Bearer " + accessToken, forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession(configuration: .ephemeral).data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 401)
+    }
+
+    @Test("8 processes ask for a token at expiry at once: one refresh, all 8 print its token, the session lives on")
+    func eightProcesses() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        try await Self.login(coffer, environment, client: "coffer-slow")
+        let before = try await coffer.run(["token", "work"]).stdout
+        // Access tokens live 600 s here. Six seconds on, a token wanted valid 595 s more is
+        // expiring; the refreshed one (600 s) is not. The provider takes 2 s to refresh, so
+        // refreshers that did not wait for each other would overlap.
+        try await Task.sleep(for: .seconds(6))
+        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
+        try "2".write(to: delay, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: delay) }
+        let results = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
+            for _ in 0..<8 { group.addTask { try await coffer.run(["token", "work", "--min-valid", "595"]) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
+        let printed = Set(results.map(\.stdout))
+        #expect(printed.count == 1 && printed.first != before, "one refresh, one new token: \(printed.count) different tokens")
+        // A second refresh still works: no spent refresh token was presented (the provider would
+        // have revoked the whole chain).
+        let again = try await coffer.run(["token", "work", "--min-valid", "700"])
+        #expect(again.status == 0 && again.stdout != printed.first, "\(again.stderr)")
+    }
+
+    @Test("a session's token file swapped for another session's is refused (bound to its name), not used")
+    func swapped() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        try await Self.login(coffer, environment, name: "work")
+        try await Self.login(coffer, environment, name: "play")
+        let sessions = home.appending("sessions")
+        let played = try await coffer.run(["token", "play"]).stdout
+        try FileManager.default.removeItem(at: sessions.appendingPathComponent("work.token"))
+        try FileManager.default.copyItem(at: sessions.appendingPathComponent("play.token"), to: sessions.appendingPathComponent("work.token"))
+        let result = try await coffer.run(["token", "work"])
+        #expect(result.status == 1 && !result.stdout.contains(played.trimmingCharacters(in: .newlines)), "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("work.token"), "\(result.stderr)")
+    }
+
+    @Test("the device grant from the command line: the address and code on standard error, the session kept once approved")
+    func device() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        let errors = home.appending("login.err")
+        var variables = environment
+        variables["BROWSER"] = nil
+        variables["COFFER_HOME"] = home.url.path
+        let executable = try CofferProcess.executable.path
+        let login = Task {
+            try await CofferProcess.run(executable: URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "exec \"$0\" login tv --issuer \"$1\" --client-id coffer-device --device 2> \"$2\"", executable, try #require(Self.issuer), errors.path],
+                environment: variables)
+        }
+        var prompt = ""
+        for _ in 0..<400 where !prompt.contains("enter the code") {
+            try await Task.sleep(for: .milliseconds(25))
+            prompt = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        }
+        let words = prompt.split(whereSeparator: \.isWhitespace).map(String.init)
+        let uri = try #require(words.firstIndex(of: "visit").map { words[$0 + 1] })
+        let code = try #require(words.firstIndex(of: "code").map { words[$0 + 1] })
+        let approved = try await CofferProcess.run(executable: URL(fileURLWithPath: Self.browser), ["--device", uri, code], environment: environment)
+        #expect(approved.status == 0, "\(approved.stderr)")
+        let result = try await login.value
+        #expect(result.status == 0, "\(prompt)")
+        #expect(try await coffer.run(["token", "tv"]).status == 0)
+    }
+}
