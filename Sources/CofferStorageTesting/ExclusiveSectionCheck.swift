@@ -1,6 +1,6 @@
 import CofferStorage
 
-/// Checks that a storage's exclusive section (``CofferStorage/ExclusiveSection``) excludes its
+/// Checks that a storage's exclusive section (`ExclusiveSection`) excludes its
 /// holders: `holders` storages on the same stored value each add one to a counter inside the
 /// section, reading, pausing and writing; every addition must survive. Without the section
 /// most are lost, as two refreshers of one token would race.
