@@ -7,26 +7,48 @@ import FoundationNetworking
 /// Sends ``Request``s with a `URLSession`, as Ping's Orchestrate module does: FoundationNetworking
 /// on Linux, so a `URLProtocol` registered for the shared session sees every request.
 ///
-/// Better than Ping's: its log lines name the method, the URL without its query, the status and
-/// the size of the body, never a header's or a body's content, so no token, code, verifier or
-/// client secret reaches a log.
+/// Better than Ping's:
+/// - Its log lines name the method, the URL without its query, the status and the size of the
+///   body, never a header's or a body's content, so no token, code, verifier or client secret
+///   reaches a log.
+/// - An exchange has a deadline as a whole (``timeoutIntervalForRequest``), not only between
+///   bytes, and an answer is read only up to ``responseSizeLimit``: a server answering a byte at
+///   a time, or with gigabytes, fails the call instead of holding it or filling the memory.
+///   On its own session (the default) the transfer is cut off at the limit; on a session you
+///   give, the answer is checked once it has arrived.
+/// - Its own session is ephemeral: no cookie, cache or credential is kept on disk or shared
+///   with other clients.
 open class HttpClient: NSObject, @unchecked Sendable {
-    // @unchecked Sendable: `session` is immutable (URLSession is thread-safe) and
-    // `timeoutIntervalForRequest` is read and written only under `lock`.
+    // @unchecked Sendable: `session` is immutable (URLSession is thread-safe) and the limits
+    // are read and written only under `lock`.
     let session: URLSession
     private let lock = NSLock()
     private var timeout: TimeInterval = 60
+    private var sizeLimit = 4 << 20
 
-    /// How long a request may take, in seconds (60 by default).
+    /// How long a whole exchange may take, in seconds (60 by default).
     public var timeoutIntervalForRequest: TimeInterval {
         get { lock.withLock { timeout } }
         set { lock.withLock { timeout = newValue } }
     }
 
-    /// A client on `session`; by default one of its own that does not follow redirects (a
-    /// redirect from an authorization server is an answer to read, not a page to load).
-    public init(session: URLSession = URLSession(configuration: .default, delegate: RedirectPreventer(), delegateQueue: nil)) {
+    /// The largest answer read, in bytes (4 MiB by default).
+    public var responseSizeLimit: Int {
+        get { lock.withLock { sizeLimit } }
+        set { lock.withLock { sizeLimit = newValue } }
+    }
+
+    /// A client on `session`; by default one of its own, ephemeral, that does not follow
+    /// redirects (a redirect from an authorization server is an answer to read, not a page to
+    /// load) and cuts off an answer past ``responseSizeLimit``.
+    public init(session: URLSession = HttpClient.makeSession()) {
         self.session = session
+    }
+
+    /// A session of the kind ``HttpClient`` makes for itself: ephemeral, following no redirect,
+    /// each answer cut off past the size limit of the client that sends on it.
+    public static func makeSession() -> URLSession {
+        URLSession(configuration: .ephemeral, delegate: BoundedTransfers(), delegateQueue: nil)
     }
 
     /// Logs the request's method and URL (without its query) at debug level.
@@ -43,9 +65,21 @@ open class HttpClient: NSObject, @unchecked Sendable {
     /// Sends `request` and returns the body and response, whatever the status.
     func sendRequest(request: URLRequest) async throws -> (Data, URLResponse) {
         var request = request
-        request.timeoutInterval = timeoutIntervalForRequest
+        let (deadline, limit) = lock.withLock { (timeout, sizeLimit) }
+        request.timeoutInterval = deadline
         logRequest(request: request)
-        let (data, response) = try await session.data(for: request)
+        let (data, response): (Data, URLResponse)
+        do {
+            if let bounded = session.delegate as? BoundedTransfers {
+                (data, response) = try await bounded.send(request, on: session, limit: limit, deadline: deadline)
+            } else {
+                (data, response) = try await Self.withDeadline(deadline) { [session, request] in try await session.data(for: request) }
+                guard data.count <= limit else { throw HttpClientError.responseTooLarge(limit: limit) }
+            }
+        } catch let error as URLError where error.code == .timedOut {
+            // The session's own timeout (between bytes) and the whole exchange's are one limit.
+            throw HttpClientError.deadlineExceeded(seconds: Int(deadline))
+        }
         logResponse(responseData: data, response: response)
         return (data, response)
     }
@@ -53,6 +87,21 @@ open class HttpClient: NSObject, @unchecked Sendable {
     /// Sends `request` and returns the body and response, whatever the status.
     public func sendRequest(request: Request) async throws -> (Data, URLResponse) {
         try await sendRequest(request: request.urlRequest)
+    }
+
+    /// `work`'s result, or ``HttpClientError/deadlineExceeded(seconds:)`` once `seconds` are up
+    /// (the work is cancelled then).
+    private static func withDeadline<R: Sendable>(_ seconds: TimeInterval, _ work: @escaping @Sendable () async throws -> R) async throws -> R {
+        try await withThrowingTaskGroup(of: R.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                throw HttpClientError.deadlineExceeded(seconds: Int(seconds))
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
     }
 
     /// `url` without its query and fragment: what a log line may show.

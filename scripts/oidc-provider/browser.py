@@ -10,7 +10,8 @@ The provider's session cookie is kept in $COFFER_TEST_BROWSER_JAR (a browser pro
 second sign-in needs no password until the provider's session ends (RP-initiated logout).
 Each step is appended to $COFFER_TEST_BROWSER_LOG when it is set ("login" when the form was
 submitted, "redirect URL" before the loopback is called, "answer STATUS" after).
-When $COFFER_TEST_BROWSER_HOLD names a file, the redirect to the loopback waits until it exists.
+When $COFFER_TEST_BROWSER_HOLD names a file, the redirect to the loopback waits until it exists
+(a minute at most).
 """
 import html.parser
 import http.cookiejar
@@ -100,8 +101,13 @@ def visit(url, form=None):
 
 def deliver(redirect):
     hold = os.environ.get("COFFER_TEST_BROWSER_HOLD")
+    waited = 0.0
     while hold and not os.path.exists(hold):
+        if waited > 60:
+            log("gave up waiting for " + hold)
+            return
         time.sleep(0.05)
+        waited += 0.05
     log("redirect " + redirect)
     try:
         with urllib.request.urlopen(redirect, timeout=30) as response:

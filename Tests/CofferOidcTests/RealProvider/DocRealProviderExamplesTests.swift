@@ -61,7 +61,7 @@ struct DocRealProviderExamplesTests {
         var settings = LoopbackAgent.Settings()
         settings.browser = browser.launcher
         settings.announce = { _, _ in }
-        let made = try OidcSessions(directory: folder, keyStore: FileKeyStore(directory: folder.appendingPathComponent("keys")))
+        let made = try OidcSessions(directory: folder)
         let signedIn = try await made.signIn("work", settings: OidcSessionSettings(
             issuer: try #require(TestProvider.issuer), clientId: "coffer-public", scopes: ["openid"]), agent: LoopbackAgent(settings: settings))
 

@@ -1,10 +1,18 @@
-"""A slow token endpoint, on request: while the state directory holds `delay-<client_id>`, the
-token endpoint waits that many seconds before answering that client. Tests use it to hold a
-refresh in flight (so that racing refreshers would overlap) and to play a slow provider."""
-import os
+"""A faulty token endpoint, on request, for tests that play a slow or broken provider: while the
+state directory holds `delay-<client_id>`, the token endpoint waits that many seconds before
+answering that client; while it holds `huge-<client_id>`, it answers with that many bytes of
+JSON-looking garbage, streamed without a Content-Length."""
 import time
 
 from django.conf import settings
+from django.http import StreamingHttpResponse
+
+
+def _number(path):
+    try:
+        return float(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 class SlowTokenEndpoint:
@@ -14,10 +22,19 @@ class SlowTokenEndpoint:
     def __call__(self, request):
         if request.path.endswith("/token/") and request.method == "POST":
             client = request.POST.get("client_id", "")
-            delay = settings.STATE / f"delay-{client}"
-            if client.isidentifier() or client.replace("-", "_").isidentifier():
-                try:
-                    time.sleep(min(30.0, float(delay.read_text())))
-                except (OSError, ValueError):
-                    pass
+            if client.replace("-", "_").isidentifier():
+                delay = _number(settings.STATE / f"delay-{client}")
+                if delay:
+                    time.sleep(min(30.0, delay))
+                size = _number(settings.STATE / f"huge-{client}")
+                if size:
+                    return StreamingHttpResponse(_garbage(int(size)), content_type="application/json")
         return self.get_response(request)
+
+
+def _garbage(size):
+    chunk = b'{"access_token": "' + b"x" * 65500 + b'", '
+    sent = 0
+    while sent < size:
+        yield chunk
+        sent += len(chunk)
