@@ -169,7 +169,11 @@ public final class OidcClient: @unchecked Sendable {
             do {
                 try await self.config.oidcInitialize()
                 return .success(try await self.config.storage.withExclusiveSection {
-                    try await self.refreshed(try await self.config.storage.get(), refreshToken)
+                    let current = try await self.config.storage.get()
+                    // Refreshed by another holder since `refreshToken` was read: presenting it
+                    // now would present a spent token. The new session is the answer.
+                    if let current, let stored = current.refreshToken, stored != refreshToken { return current }
+                    return try await self.refreshed(current, refreshToken)
                 })
             } catch {
                 return .failure(error)
@@ -209,7 +213,15 @@ public final class OidcClient: @unchecked Sendable {
         if token.idToken == nil {
             token.idToken = current?.idToken
         } else {
-            try await config.acceptIdToken(of: token, nonce: nil, previous: current)
+            do {
+                try await config.acceptIdToken(of: token, nonce: nil, previous: current)
+            } catch OidcError.authorizeError(let cause as IdTokenError, let message) where ![.issuer, .audience, .subjectChanged].contains(cause) {
+                // The provider has rotated the refresh token already: losing it would end the
+                // session. The tokens are kept with the ID token checked before; the new one,
+                // which could not be checked now (keys unreachable, a clock off), is dropped.
+                config.logger.e(message ?? "The refreshed ID token was refused", error: cause)
+                token.idToken = current?.idToken
+            }
         }
         do {
             try await config.storage.save(item: token)
@@ -221,7 +233,11 @@ public final class OidcClient: @unchecked Sendable {
 
     /// Deletes the stored tokens, then revokes them at the provider (best effort).
     public func revoke() async {
-        _ = await flight.exclusive { await self.revoke(nil) }
+        _ = await flight.exclusive {
+            // In the session's section: a refresh under way elsewhere finishes first, and its
+            // tokens are the ones revoked, not written back after the delete.
+            (try? await self.config.storage.withExclusiveSection { await self.revoke(nil) }) ?? false
+        }
     }
 
     /// Deletes the stored session first (what matters most, and needs no network), then
@@ -296,14 +312,17 @@ public final class OidcClient: @unchecked Sendable {
     public func endSession(signOff: @escaping @Sendable (String) async throws -> Bool) async -> Bool {
         await flight.exclusive {
             let token: Token?
+            let deleted: Bool
             do {
-                token = try await self.config.storage.get()
+                (token, deleted) = try await self.config.storage.withExclusiveSection {
+                    guard let token = try await self.config.storage.get() else { return (nil, true) }
+                    return (token, await self.revoke(token))
+                }
             } catch {
                 self.config.logger.e("Failed to end session", error: error)
                 return false
             }
             guard let token else { return true }
-            let deleted = await self.revoke(token)
             guard let idToken = token.idToken else { return deleted }
             do {
                 return try await signOff(idToken) && deleted

@@ -40,6 +40,8 @@ public final class OidcClientConfig: @unchecked Sendable {
         var additionalParameters: [String: String] = [:]
         var httpClient: HttpClient?
         var clientAuthentication = ClientAuthentication.none
+        var issuer: String?
+        var requiresIdTokenValidation = false
         /// The provider's signing keys, once fetched (shared with clones).
         var providerKeys = ProviderKeys()
     }
@@ -106,6 +108,19 @@ public final class OidcClientConfig: @unchecked Sendable {
         set { set(\.clientAuthentication, newValue) }
     }
 
+    /// The issuer the discovery document must name (OpenID Connect Discovery §4.3); `nil`:
+    /// whichever it names (Ping's behaviour). Set it whenever you know it: a document that names
+    /// another issuer is then refused, not trusted.
+    public var issuer: String? { get { self.get(\.issuer) } set { set(\.issuer, newValue) } }
+
+    /// Whether an ID token must be checked even when the discovery document names no `jwks_uri`
+    /// (then it is refused, since it cannot be checked). `false` by default, for Ping's mock
+    /// provider, which publishes no keys; every real provider does.
+    public var requiresIdTokenValidation: Bool {
+        get { self.get(\.requiresIdTokenValidation) }
+        set { set(\.requiresIdTokenValidation, newValue) }
+    }
+
     /// The provider's signing keys.
     var providerKeys: ProviderKeys { self.get(\.providerKeys) }
 
@@ -135,15 +150,38 @@ public final class OidcClientConfig: @unchecked Sendable {
             logger.e("Invalid Discovery URL", error: nil)
             return nil
         }
+        guard Self.isSafe(discoveryEndpoint) else {
+            throw OidcError.unknown(message: "The discovery endpoint must be an https URL (http only on this machine's loopback) without a user name or password")
+        }
         let request = Request()
         request.url(discoveryEndpoint)
         let (data, response) = try await httpClient.sendRequest(request: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 500
         guard status == 200 else { throw OidcError.apiError(code: status, message: OidcError.answer(data)) }
+        let document: OpenIdConfiguration
         do {
-            return try JSONDecoder().decode(OpenIdConfiguration.self, from: data)
+            document = try JSONDecoder().decode(OpenIdConfiguration.self, from: data)
         } catch {
             throw OidcError.unknown(cause: error, message: "The discovery document cannot be read")
+        }
+        if let issuer, Self.trimmed(document.issuer ?? "") != Self.trimmed(issuer) {
+            throw OidcError.unknown(message: "The discovery document names another issuer than the one configured; it was not used (OpenID Connect Discovery §4.3)")
+        }
+        return document
+    }
+
+    /// `text` without one trailing `/`.
+    private static func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
+
+    /// Whether `text` is an https URL, or http on this machine's loopback (127.0.0.1, ::1), with
+    /// a host and no user name or password: where a code, a verifier or a token may go.
+    static func isSafe(_ text: String) -> Bool {
+        guard let url = URL(string: text), let host = url.host?.lowercased(), !host.isEmpty,
+              url.user == nil, url.password == nil else { return false }
+        switch url.scheme?.lowercased() {
+        case "https": return true
+        case "http": return ["127.0.0.1", "::1", "[::1]"].contains(host)
+        default: return false
         }
     }
 

@@ -16,9 +16,8 @@ extension OidcClientConfig {
         guard !text.isEmpty, let url = URL(string: text), let host = url.host, !host.isEmpty else {
             throw OidcError.unknown(message: "The provider's discovery document names no \(name)")
         }
-        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())
-        guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && loopback) else {
-            throw OidcError.unknown(message: "The provider's \(name) is not https; Coffer sends no token over plain http but to this machine")
+        guard Self.isSafe(text) else {
+            throw OidcError.unknown(message: "The provider's \(name) is not https; Coffer sends nothing over plain http but to this machine's loopback")
         }
         return text
     }
@@ -57,4 +56,6 @@ extension OpenIdConfiguration {
     var tokenEndpointIfPresent: String? { tokenEndpoint }
     var revocationEndpointIfPresent: String? { revocationEndpoint }
     var userinfoEndpointIfPresent: String? { userinfoEndpoint }
+    var authorizationEndpointIfPresent: String? { authorizationEndpoint }
+    var endSessionEndpointIfPresent: String? { endSessionEndpoint }
 }

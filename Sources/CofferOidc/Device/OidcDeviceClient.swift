@@ -85,8 +85,11 @@ public final class OidcDeviceClient: Sendable {
     private static func poll(
         _ codes: DeviceAuthorizationResponse, config: OidcClientConfig, progress: (DeviceFlowStatus) -> Void
     ) async throws -> DeviceFlowStatus {
-        let deadline = Date().addingTimeInterval(Double(codes.expiresIn))
-        var interval = codes.interval
+        // The provider's numbers, kept to what a person waits for: a poll every 1 to 60 s, codes
+        // that live at most a day.
+        let deadline = Date().addingTimeInterval(Double(min(max(codes.expiresIn, 1), 86_400)))
+        let base = min(max(codes.interval, 1), 60)
+        var interval = base
         var polls = 0
         var failures = 0
         while true {
@@ -104,7 +107,7 @@ public final class OidcDeviceClient: Sendable {
                 // The network: wait longer each time (up to a minute), until the codes expire.
                 failures += 1
                 config.logger.w("Polling the token endpoint failed; trying again", error: error)
-                interval = min(60, codes.interval << min(failures, 4))
+                interval = min(60, base << min(failures, 4))
                 polls += 1
                 progress(.polling(pollCount: polls, pollInterval: interval, nextPollAt: Date().addingTimeInterval(Double(interval))))
                 continue
@@ -127,7 +130,7 @@ public final class OidcDeviceClient: Sendable {
                 break
             case Constants.slowDown:
                 // RFC 8628 §3.5: 5 seconds more, from now on.
-                interval += 5
+                interval = min(60, interval + 5)
             case Constants.accessDenied:
                 return .accessDenied
             case Constants.expiredToken:

@@ -103,7 +103,12 @@ extension OidcClientConfig {
     ///   - previous: the session refreshed, whose subject the new ID token must name.
     /// - Throws: ``OidcError/authorizeError(cause:message:)`` with an ``IdTokenError`` cause.
     func acceptIdToken(of token: Token, nonce: String?, previous: Token? = nil, now: Date = Date()) async throws {
-        guard let idToken = token.idToken, let openId, let jwksUri = openId.jwksUri, !jwksUri.isEmpty else { return }
+        guard let idToken = token.idToken, let openId else { return }
+        guard let jwksUri = openId.jwksUri, !jwksUri.isEmpty else {
+            guard requiresIdTokenValidation else { return }
+            throw OidcError.authorizeError(cause: IdTokenError.keys("the discovery document names no jwks_uri"),
+                                           message: "The ID token cannot be checked: the provider publishes no signing keys; nothing was stored")
+        }
         let expected = IdTokenValidator.Expected(
             issuer: openId.issuer ?? "", clientId: clientId, nonce: nonce,
             subject: previous?.idToken.flatMap(IdTokenValidator.subject(of:)))

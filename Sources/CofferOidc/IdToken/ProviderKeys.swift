@@ -55,7 +55,7 @@ final class ProviderKeys: Sendable {
             do {
                 try await keys.add(jwk: key)
             } catch {
-                throw .keys("a key of the set cannot be used")
+                continue
             }
             if let id = key.keyIdentifier?.string {
                 identifiers.insert(id)
@@ -64,6 +64,18 @@ final class ProviderKeys: Sendable {
         }
         guard !identifiers.isEmpty else { throw .keys("the key set holds no public key") }
         return Fetched(keys: keys, identifiers: identifiers, algorithms: algorithms, at: .now)
+    }
+
+    /// The signing keys of a JWKS document, key by key (RFC 7517 §5): a key of a kind Coffer
+    /// cannot use, or one published for encryption, is left out, not a reason to refuse the set.
+    static func keySet(from data: Data) throws(IdTokenError) -> JWKS {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              let entries = object["keys"] as? [Any] else { throw .keys("the key set is not a JWKS") }
+        return JWKS(keys: entries.compactMap { entry -> JWK? in
+            guard let fields = entry as? [String: Any], (fields["use"] as? String ?? "sig") == "sig",
+                  let json = try? JSONSerialization.data(withJSONObject: fields) else { return nil }
+            return try? JSONDecoder().decode(JWK.self, from: json)
+        })
     }
 
     private func fetch(_ config: OidcClientConfig) async throws(IdTokenError) -> Fetched {
@@ -76,7 +88,7 @@ final class ProviderKeys: Sendable {
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             guard status == 200 else { throw IdTokenError.keys("the provider answered \(status)") }
             guard data.count <= Self.sizeLimit else { throw IdTokenError.keys("the key set is larger than 1 MiB") }
-            return try await Self.load(try JSONDecoder().decode(JWKS.self, from: data))
+            return try await Self.load(try Self.keySet(from: data))
         } catch let error as IdTokenError {
             throw error
         } catch let error as OidcError {

@@ -28,12 +28,21 @@ public struct BrowserLauncher: Sendable {
     /// Never opens anything: the URL is only shown (a headless machine, `--no-browser`).
     public static let none = BrowserLauncher { _ in false }
 
+    /// The `sh -c` script that runs `command` with the URL (`$1`): `%s` stands for it, quoted
+    /// already or not ('%s', "%s": the quotes go), else it is added last; it is always one
+    /// double-quoted argument, never split or globbed.
+    static func shellScript(for command: String) -> String {
+        guard command.contains("%s") else { return "exec " + command + " \"$1\"" }
+        return "exec " + command.replacingOccurrences(of: "'%s'", with: "%s").replacingOccurrences(of: "\"%s\"", with: "%s")
+            .replacingOccurrences(of: "%s", with: "\"$1\"")
+    }
+
     /// Starts `command` with the URL through `sh -c`, the URL as `$1`.
     private static func start(_ command: String, url: URL) -> Bool {
-        let script = command.contains("%s") ? command.replacingOccurrences(of: "%s", with: "\"$1\"") : command + " \"$1\""
+        let script = shellScript(for: command)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec " + script, "sh", url.absoluteString]
+        process.arguments = ["-c", script, "sh", url.absoluteString]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -85,9 +85,10 @@ public final class LoopbackAgent: Agent {
         let client = oidcConfig.oidcClientConfig
         let settings = oidcConfig.config
         try await client.oidcInitialize()
-        guard let openId = client.openId, !openId.authorizationEndpoint.isEmpty else {
-            throw OidcError.authorizeError(message: "The provider's discovery document names no authorization_endpoint")
-        }
+        guard let openId = client.openId else { throw OidcError.unknown(message: "OpenID configuration not found") }
+        // Where the browser goes must be the provider's, over https (a file: or plain http
+        // address would be opened as readily).
+        _ = try client.endpoint(\.authorizationEndpointIfPresent, named: "authorization_endpoint")
         let listener = try LoopbackListener(port: settings.port)
         let redirectUri = "http://127.0.0.1:\(listener.port)\(settings.path)"
         let pkce = Pkce.generate()
@@ -139,7 +140,8 @@ public final class LoopbackAgent: Agent {
         let client = oidcConfig.oidcClientConfig
         let settings = oidcConfig.config
         try await client.oidcInitialize()
-        guard let endpoint = client.openId?.endSessionEndpoint, !endpoint.isEmpty, var target = URLComponents(string: endpoint) else { return false }
+        guard let endpoint = try? client.endpoint(\.endSessionEndpointIfPresent, named: "end_session_endpoint"),
+              var target = URLComponents(string: endpoint) else { return false }
         let listener = try LoopbackListener(port: settings.port)
         let redirectUri = "http://127.0.0.1:\(listener.port)\(settings.path)"
         let state = Pkce.randomText(bytes: 32)
@@ -189,7 +191,7 @@ public final class LoopbackAgent: Agent {
                 defer { listener.close() }
                 open(listener)
                 let deadline = ContinuousClock.now + timeout
-                while let request = listener.next(until: deadline, cancelled: cancelled.value) {
+                while let request = listener.next(until: deadline, cancelled: cancelled.value, request: { $0.read(until: min(deadline, .now + .seconds(5)), cancelled: cancelled.value) }) {
                     if let result = answer(request) { return result }
                 }
                 return nil

@@ -62,7 +62,11 @@ final class LoopbackListener: Sendable {
     /// The next request from this user, or `nil` once `deadline` passes or `cancelled` is set.
     /// Connections from another user are answered 403 and requests that are not a GET are
     /// answered 400, unread further; neither ends the wait.
-    func next(until deadline: ContinuousClock.Instant, cancelled: borrowing Atomic<Bool>) -> LoopbackRequest? {
+    ///
+    /// `request` reads what the peer sent (``LoopbackRequest/read(until:cancelled:)``) and says
+    /// whether it is a GET to hand on.
+    func next(until deadline: ContinuousClock.Instant, cancelled: borrowing Atomic<Bool>,
+              request read: (LoopbackRequest) -> Bool) -> LoopbackRequest? {
         while !cancelled.load(ordering: .acquiring), !closed.load(ordering: .acquiring) {
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { return nil }
@@ -81,7 +85,7 @@ final class LoopbackListener: Sendable {
                 request.respond(status: 403, title: "Not yours", text: "This sign-in belongs to another user of this machine.")
                 continue
             }
-            guard request.read() else {
+            guard read(request) else {
                 request.respond(status: 400, title: "Bad request", text: "This address only takes the provider's redirect.")
                 continue
             }
@@ -102,20 +106,25 @@ final class LoopbackRequest: @unchecked Sendable {
     init(connection: Int32) {
         self.connection = connection
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { Glibc.close(connection) }
 
-    /// Reads the request line and headers (at most ``LoopbackListener/requestLimit`` bytes, 5 s
-    /// without progress ends it); `false` when it is not a GET of an absolute path.
-    func read() -> Bool {
+    /// Reads the request line and headers: at most ``LoopbackListener/requestLimit`` bytes,
+    /// until `deadline` at the latest however slowly they come, or until `cancelled`; `false`
+    /// when it is not a GET of an absolute path.
+    func read(until deadline: ContinuousClock.Instant, cancelled: borrowing Atomic<Bool>) -> Bool {
         var received = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         let end: [UInt8] = Array("\r\n\r\n".utf8)
-        while received.count < LoopbackListener.requestLimit {
-            let count = recv(connection, &buffer, buffer.count, 0)
+        while received.count < LoopbackListener.requestLimit, !cancelled.load(ordering: .acquiring) {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return false }
+            var ready = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+            let wait = min(250, max(1, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            guard poll(&ready, 1, wait) > 0 else { continue }
+            let count = recv(connection, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             guard count > 0 else { break }
             received += buffer[0..<count]
             if received.count >= 4, received.suffix(min(received.count, count + 3)).windows(end) { break }

@@ -31,6 +31,24 @@ public struct OidcSessionSettings: Codable, Sendable, Equatable {
         return (issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer) + "/.well-known/openid-configuration"
     }
 
+    /// Why `issuer` cannot be a session's issuer, or `nil`: it must be an https URL (http only
+    /// on this machine's loopback, 127.0.0.1 or ::1) without a user name, password, query or
+    /// fragment, since the codes, verifiers, secrets and tokens go where its discovery document says.
+    public static func issuerProblem(_ issuer: String) -> String? {
+        guard let url = URLComponents(string: issuer), url.user == nil, url.password == nil, url.query == nil, url.fragment == nil,
+              OidcClientConfig.isSafe(issuer) else {
+            return "the issuer must be an https URL (http only on this machine's loopback, 127.0.0.1) without a user name, password, query or fragment"
+        }
+        return nil
+    }
+
+    /// The issuer identifier the discovery document must name: ``issuer`` without the
+    /// discovery document's path, when that was given.
+    public var issuerIdentifier: String {
+        let suffix = "/.well-known/openid-configuration"
+        return issuer.hasSuffix(suffix) ? String(issuer.dropLast(suffix.count)) : issuer
+    }
+
     /// How the client authenticates, from ``authenticationMethod`` and ``clientSecret``.
     public var clientAuthentication: ClientAuthentication {
         guard let clientSecret else { return .none }

@@ -72,6 +72,10 @@ public struct OidcSessions: Sendable {
         config.clientId = settings.clientId
         config.scopes = Set(settings.scopes)
         config.clientAuthentication = settings.clientAuthentication
+        // The discovery document must name the issuer the user gave, and every ID token is
+        // checked: a session is only ever the provider's the user named.
+        config.issuer = settings.issuerIdentifier
+        config.requiresIdTokenValidation = true
         config.storage = try tokenStorage(name)
         if let httpClient { config.httpClient = httpClient }
         return config
@@ -86,8 +90,7 @@ public struct OidcSessions: Sendable {
         device: (@Sendable (DeviceAuthorizationResponse) -> Void)? = nil
     ) async throws -> Token {
         let name = try checked(name)
-        let old = try await settingsStorage(name).get().flatMap { try? self.config(name, settings: $0) }
-        let previous = try await old?.storage.get()
+        if let problem = OidcSessionSettings.issuerProblem(settings.issuer) { throw OidcSessionError.badIssuer(problem) }
         // The new session is made in a configuration of its own, then stored over the old.
         let fresh = OidcClientConfig()
         let target = try config(name, settings: settings)
@@ -100,10 +103,18 @@ public struct OidcSessions: Sendable {
             fresh.updateAgent(agent)
             token = try await OidcClient(config: fresh).token().get()
         }
-        try await settingsStorage(name).save(item: settings)
-        try await target.storage.save(item: token)
+        // Both files change in the session's section: a refresh or a logout under way finishes
+        // first, and what this replaces is read only now (a refresh may have rotated it since).
+        let settingsStorage = settingsStorage(name)
+        let replaced: (OidcClientConfig, Token)? = try await target.storage.withExclusiveSection {
+            let old = try await settingsStorage.get().flatMap { try? self.config(name, settings: $0) }
+            let previous = try await target.storage.get()
+            try await target.storage.save(item: token)
+            try await settingsStorage.save(item: settings)
+            return old.flatMap { old in previous.map { (old, $0) } }
+        }
         // The session this one replaces is ended at its provider.
-        if let previous, let old { await OidcClient(config: old).revokeAtProvider(previous) }
+        if let (old, previous) = replaced { await OidcClient(config: old).revokeAtProvider(previous) }
         return token
     }
 
@@ -126,33 +137,49 @@ public struct OidcSessions: Sendable {
     /// - Throws: ``OidcSessionError/notFound(_:)``; ``OidcSessionError/signInAgain(_:reason:)``
     ///   when the provider refused the refresh (the session is kept; nothing is deleted).
     public func token(_ name: String, minValid: Int64 = 0) async throws -> Token {
-        guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }
-        let config = try config(name, settings: settings)
-        config.refreshThreshold = minValid
-        config.updateAgent(DefaultAgent())
-        switch await OidcClient(config: config).token() {
-        case .success(let token): return token
-        case .failure(.authorizeError(_, let message)) where message == "No AuthCode is available.":
-            throw OidcSessionError.signInAgain(name, reason: "the provider refused to refresh it")
-        case .failure(let error): throw error
+        for _ in 0..<2 {
+            guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }
+            let config = try config(name, settings: settings)
+            config.refreshThreshold = minValid
+            config.updateAgent(DefaultAgent())
+            let stored = try await config.storage.get()
+            let result = await OidcClient(config: config).token()
+            // Signed in again meanwhile (other settings): ask the new session instead.
+            if try await self.settings(name) != settings { continue }
+            switch result {
+            case .success(let token): return token
+            case .failure(.authorizeError(_, let message)) where message == "No AuthCode is available.":
+                let reason = stored == nil ? "its tokens are gone" : stored?.refreshToken == nil
+                    ? "it expired and has no refresh token" : "the provider refused to refresh it"
+                throw OidcSessionError.signInAgain(name, reason: reason)
+            case .failure(let error): throw error
+            }
         }
+        throw OidcSessionError.signInAgain(name, reason: "it was signed in again twice while this waited")
     }
 
     /// Revokes `name`'s tokens at the provider, then removes the session; `false` when the
     /// provider could not be told (the session is removed all the same).
     @discardableResult
     public func logout(_ name: String) async throws -> Bool {
-        guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }
-        let config = try config(name, settings: settings)
-        let revoked: Bool
-        if let token = try await config.storage.get() {
-            revoked = await OidcClient(config: config).revokeAtProvider(token)
-        } else {
-            revoked = true
+        let tokens = try tokenStorage(name)
+        let settingsStorage = settingsStorage(name)
+        // In the session's section: a refresh under way finishes first, and the tokens it
+        // stored are the ones revoked, instead of being written back after the delete.
+        let removed: (OidcSessionSettings?, Token?) = try await tokens.withExclusiveSection {
+            let settings = try await settingsStorage.get()
+            let token = try await tokens.get()
+            guard settings != nil || token != nil else { return (nil, nil) }
+            try await tokens.delete()
+            try await settingsStorage.delete()
+            return (settings, token)
         }
-        try await config.storage.delete()
-        try await settingsStorage(name).delete()
-        return revoked
+        switch removed {
+        case (nil, nil): throw OidcSessionError.notFound(name)
+        case (let settings?, let token?): return await OidcClient(config: try config(name, settings: settings)).revokeAtProvider(token)
+        case (_, nil): return true
+        case (nil, _?): return false   // tokens without their settings (a sign-in killed halfway): removed, not revocable
+        }
     }
 
     /// The names of the stored sessions, sorted.
@@ -184,6 +211,8 @@ public enum OidcSessionError: Error, Sendable, Equatable, LocalizedError {
     case notFound(String)
     /// The name cannot name a session.
     case badName(String)
+    /// The issuer URL cannot be used.
+    case badIssuer(String)
     /// The session cannot be refreshed: sign in again (it is kept until then).
     case signInAgain(String, reason: String)
     /// The user refused the device sign-in.
@@ -196,6 +225,7 @@ public enum OidcSessionError: Error, Sendable, Equatable, LocalizedError {
         switch self {
         case .notFound(let name): "There is no session '\(name)' (coffer sessions lists them; coffer login \(name) makes it)"
         case .badName(let problem): problem
+        case .badIssuer(let problem): problem
         case let .signInAgain(name, reason): "The session '\(name)' can no longer be used: \(reason). Sign in again: coffer login \(name)"
         case .refused: "The sign-in was refused at the provider"
         case .expired: "The sign-in codes expired before the sign-in was approved; start again"

@@ -11,7 +11,7 @@ import Testing
 /// The provider's issuer, when scripts/test started one.
 private let providerIssuer = ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_ISSUER"]
 
-@Suite("Signing in with coffer", .enabled(if: providerIssuer != nil, "needs the OpenID Provider that scripts/test starts"))
+@Suite("Signing in with coffer", .enabled(if: providerIssuer != nil, "needs the OpenID Provider that scripts/test starts"), .serialized)
 struct SessionToolTests {
     static let issuer = providerIssuer
     static let browser = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -87,6 +87,39 @@ struct SessionToolTests {
         // have revoked the whole chain).
         let again = try await coffer.run(["token", "work", "--min-valid", "700"])
         #expect(again.status == 0 && again.stdout != printed.first, "\(again.stderr)")
+    }
+
+    @Test("logout while a refresh is in flight: the refresh finishes first, its tokens are the ones revoked, nothing is left on disk")
+    func logoutDuringRefresh() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        try await Self.login(coffer, environment, client: "coffer-slow")
+        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
+        try "2".write(to: delay, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: delay) }
+        let refresh = Task { try await coffer.run(["token", "work", "--min-valid", "86400"]) }
+        try await Task.sleep(for: .milliseconds(700))
+        let out = try await coffer.run(["logout", "work"])
+        let refreshed = try await refresh.value
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.appending("sessions/work.token").path))
+        #expect(try await coffer.run(["token", "work"]).status == 2)
+        if refreshed.status == 0 {
+            var request = URLRequest(url: URL(string: try #require(Self.issuer) + "/userinfo/")!)
+            request.setValue("Bearer " + refreshed.stdout.trimmingCharacters(in: .newlines), forHTTPHeaderField: "Authorization")
+            let (_, response) = try await URLSession(configuration: .ephemeral).data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 401, "the refreshed token was revoked")
+        }
+    }
+
+    @Test("login refuses an issuer over plain http to another machine, or carrying a password (status 64)")
+    func unsafeIssuer() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        for issuer in ["http://192.0.2.2/o", "https://alice:hunter2@id.example/o"] {
+            let result = try await coffer.run(["login", "x", "--issuer", issuer, "--client-id", "c"], environment: environment)
+            #expect(result.status == 64 && result.stderr.contains("https") && !result.stderr.contains("hunter2"), "\(issuer): \(result.stderr)")
+        }
     }
 
     @Test("a session's token file swapped for another session's is refused (bound to its name), not used")

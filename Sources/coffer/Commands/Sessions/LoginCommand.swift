@@ -38,8 +38,8 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A file holding a confidential client's secret (yours, not readable by others).", valueName: "file"))
     var clientSecretFile: String?
 
-    @Option(help: ArgumentHelp("How the secret is sent: basic (an Authorization header) or post (in the form).", valueName: "basic|post"))
-    var clientSecretMethod: String = "basic"
+    @Option(help: ArgumentHelp("How the secret is sent: basic (an Authorization header, the default) or post (in the form).", valueName: "basic|post"))
+    var clientSecretMethod: String?
 
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to ask for besides openid (repeat for more; offline_access for a refresh token at many providers).", valueName: "scope"))
     var scopes: [String] = []
@@ -57,7 +57,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let problem = OidcSessions.problem(with: name) { throw ValidationError(problem) }
-        guard ["basic", "post"].contains(clientSecretMethod) else { throw ValidationError("--client-secret-method takes basic or post") }
+        guard ["basic", "post"].contains(clientSecretMethod ?? "basic") else { throw ValidationError("--client-secret-method takes basic or post") }
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout takes 1 to 3600 seconds") }
     }
 
@@ -77,13 +77,16 @@ struct LoginCommand: AsyncParsableCommand {
         guard let issuer = issuer ?? known?.issuer, let clientId = clientId ?? known?.clientId else {
             throw CommandFailure.usage("a new session needs --issuer and --client-id")
         }
-        guard let url = URL(string: issuer), ["https", "http"].contains(url.scheme?.lowercased() ?? "") else {
-            throw CommandFailure.usage("--issuer must be an https URL (http only on this machine)")
-        }
-        let secret = try clientSecretFile.map(Self.readSecret) ?? (issuer == known?.issuer && clientId == known?.clientId ? known?.clientSecret : nil)
+        if let problem = OidcSessionSettings.issuerProblem(issuer) { throw CommandFailure.usage("--issuer: \(problem)") }
+        // Signing in again to the same client keeps what was given the first time unless said anew.
+        let same = issuer == known?.issuer && clientId == known?.clientId
+        let secret = try clientSecretFile.map(Self.readSecret) ?? (same ? known?.clientSecret : nil)
+        let method = clientSecretMethod.map { "client_secret_" + $0 }
+            ?? (same && known?.authenticationMethod != "none" ? known?.authenticationMethod : nil) ?? "client_secret_basic"
+        let asked = scopes.isEmpty && same ? known?.scopes ?? [] : scopes
         let settings = OidcSessionSettings(
-            issuer: issuer, clientId: clientId, scopes: Array(Set(["openid"] + scopes)).sorted(),
-            authenticationMethod: secret == nil ? "none" : "client_secret_" + clientSecretMethod, clientSecret: secret)
+            issuer: issuer, clientId: clientId, scopes: Array(Set(["openid"] + asked)).sorted(),
+            authenticationMethod: secret == nil ? "none" : method, clientSecret: secret)
         var agent = LoopbackAgent.Settings()
         agent.timeout = .seconds(timeout)
         if noBrowser { agent.browser = .none }

@@ -15,7 +15,7 @@ enum SessionFailure {
         switch error {
         case OidcSessionError.notFound(let name):
             return CommandFailure.noMatch("there is no session '\(TerminalText.escaped(name))' (coffer sessions lists them)")
-        case OidcSessionError.badName(let problem):
+        case OidcSessionError.badName(let problem), OidcSessionError.badIssuer(let problem):
             return CommandFailure.usage(problem)
         case let error as OidcError:
             if case .networkError = error { return CommandFailure(error.errorMessage + " (is the provider reachable?)", status: .unavailable) }
