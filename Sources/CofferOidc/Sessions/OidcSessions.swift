@@ -192,6 +192,20 @@ public struct OidcSessions: Sendable {
             .sorted()
     }
 
+    /// Why the session `name` can no longer give a token without signing in again, or `nil`
+    /// when it can (as far as can be told without asking the provider): its files cannot be
+    /// read, its tokens are gone, or it has expired with no refresh token.
+    public func refreshProblem(_ name: String) async -> String? {
+        do {
+            guard try await settings(name) != nil else { return "its settings are gone" }
+            guard let token = try await tokenStorage(name).get() else { return "its tokens are gone" }
+            if token.refreshToken == nil, token.hasKnownExpiry, token.isExpired { return "it has expired and has no refresh token" }
+            return nil
+        } catch {
+            return "its files cannot be read: " + ((error as? LocalizedError)?.errorDescription ?? "\(error)")
+        }
+    }
+
     /// What can be said about `name` without a token.
     public func summary(_ name: String) async throws -> OidcSessionSummary {
         guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }

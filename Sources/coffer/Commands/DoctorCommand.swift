@@ -7,7 +7,7 @@ import CofferStorage
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check what works on this machine: keyring, data directory, key store, database, PostgreSQL.",
+        abstract: "Check what works on this machine: keyring, data directory, key store, database, PostgreSQL, sessions.",
         discussion: """
             Prints one line per check, marked ok, note (works, worth knowing) or FAIL, and exits \
             with status 1 when a check fails.
@@ -131,6 +131,7 @@ struct DoctorCommand: AsyncParsableCommand {
         checkLibrarySearchPath(report)
         checkKeyringAccounts(report)
         checkPostgres(report)
+        await checkSessions(report)
         if failed { throw ExitCode.failure }
     }
 

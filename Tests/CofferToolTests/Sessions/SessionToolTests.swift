@@ -135,6 +135,10 @@ struct SessionToolTests {
         let result = try await coffer.run(["token", "work"])
         #expect(result.status == 1 && !result.stdout.contains(played.trimmingCharacters(in: .newlines)), "\(result.stdout) \(result.stderr)")
         #expect(result.stderr.contains("work.token"), "\(result.stderr)")
+        // doctor names the session that can no longer give a token, and the command that mends it.
+        let doctor = try await coffer.run(["doctor"])
+        #expect(doctor.stdout.contains("FAIL  session work: its files cannot be read") && doctor.stdout.contains("coffer login work"), "\(doctor.stdout)")
+        #expect(!doctor.stdout.contains("session play"), "\(doctor.stdout)")
     }
 
     @Test("the device grant from the command line: the address and code on standard error, the session kept once approved")
