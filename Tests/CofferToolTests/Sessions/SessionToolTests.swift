@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -110,6 +113,69 @@ struct SessionToolTests {
             let (_, response) = try await URLSession(configuration: .ephemeral).data(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 401, "the refreshed token was revoked")
         }
+    }
+
+    /// Starts `coffer token work --min-valid 86400` (a refresh) in the background; its pid.
+    static func startRefresh(_ home: TemporaryDirectory, _ label: String) async throws -> (Task<CofferProcess.Result, any Error>, URL) {
+        let pidFile = home.appending("\(label).pid")
+        let executable = try CofferProcess.executable.path
+        let task = Task {
+            try await CofferProcess.run(executable: URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "\"$0\" token work --min-valid 86400 & echo $! > \"$1\"; wait $!", executable, pidFile.path],
+                environment: ["COFFER_HOME": home.url.path])
+        }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: pidFile.path) { try await Task.sleep(for: .milliseconds(10)) }
+        return (task, pidFile)
+    }
+
+    static func kill(_ pidFile: URL) throws {
+        let pid = try #require(Int32(try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(Glibc.kill(pid, SIGKILL) == 0)
+    }
+
+    @Test("killed while waiting for another's refresh: the refresh completes, and the next token is its token")
+    func waiterKilled() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        try await Self.login(coffer, environment, client: "coffer-slow")
+        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
+        try "2".write(to: delay, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: delay) }
+        let (holder, _) = try await Self.startRefresh(home, "holder")
+        try await Task.sleep(for: .milliseconds(500))
+        let (waiter, waiterPid) = try await Self.startRefresh(home, "waiter")
+        try await Task.sleep(for: .milliseconds(300))
+        try Self.kill(waiterPid)
+        let refreshed = try await holder.value
+        _ = try await waiter.value
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        let next = try await coffer.run(["token", "work"])
+        #expect(next.status == 0 && next.stdout == refreshed.stdout, "\(next.stderr)")
+    }
+
+    @Test("killed mid-refresh after the provider got it: the session is kept whole, and the next token says to sign in again (never deletes)")
+    func holderKilled() async throws {
+        let (home, coffer, environment) = Self.person()
+        defer { home.remove() }
+        try await Self.login(coffer, environment, client: "coffer-slow")
+        let before = try Data(contentsOf: home.appending("sessions/work.token"))
+        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
+        try "1".write(to: delay, atomically: true, encoding: .utf8)
+        let (holder, holderPid) = try await Self.startRefresh(home, "holder")
+        try await Task.sleep(for: .milliseconds(500))
+        try Self.kill(holderPid)
+        _ = try await holder.value
+        // The provider finishes the refresh nobody reads, and has spent the stored token.
+        try await Task.sleep(for: .seconds(1))
+        try? FileManager.default.removeItem(at: delay)
+        #expect(try Data(contentsOf: home.appending("sessions/work.token")) == before, "the stored session is as it was")
+        let next = try await coffer.run(["token", "work", "--min-valid", "86400"])
+        #expect(next.status == 1 && next.stderr.contains("coffer login work"), "\(next.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home.appending("sessions/work.token").path), "nothing deleted")
+        #expect(try await coffer.run(["sessions"]).stdout.hasPrefix("work\t"))
+        // Signing in again mends it.
+        try await Self.login(coffer, environment, client: "coffer-slow")
+        #expect(try await coffer.run(["token", "work"]).status == 0)
     }
 
     @Test("login refuses an issuer over plain http to another machine, or carrying a password (status 64)")
