@@ -254,8 +254,9 @@ let package = Package(
         .testTarget(
             name: "CofferOidcTests",
             dependencies: [
-                "CofferOidc", "CofferOrchestrate", "CofferMFACommons", "CofferStorage", "TestSupport",
+                "CofferOidc", "CofferOrchestrate", "CofferMFACommons", "CofferStorage", "CofferPostgres", "TestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),

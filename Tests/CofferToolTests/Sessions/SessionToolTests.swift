@@ -79,6 +79,9 @@ struct SessionToolTests {
         let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
         try "2".write(to: delay, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: delay) }
+        let calls = delay.deletingLastPathComponent().appendingPathComponent("calls-coffer-slow")
+        try "".write(to: calls, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: calls) }
         let results = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
             for _ in 0..<8 { group.addTask { try await coffer.run(["token", "work", "--min-valid", "595"]) } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -86,6 +89,7 @@ struct SessionToolTests {
         #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
         let printed = Set(results.map(\.stdout))
         #expect(printed.count == 1 && printed.first != before, "one refresh, one new token: \(printed.count) different tokens")
+        #expect(try String(contentsOf: calls, encoding: .utf8) == "refresh_token\n", "the provider saw one refresh")
         // A second refresh still works: no spent refresh token was presented (the provider would
         // have revoked the whole chain).
         let again = try await coffer.run(["token", "work", "--min-valid", "700"])

@@ -1,7 +1,9 @@
 """A faulty token endpoint, on request, for tests that play a slow or broken provider: while the
 state directory holds `delay-<client_id>`, the token endpoint waits that many seconds before
 answering that client; while it holds `huge-<client_id>`, it answers with that many bytes of
-JSON-looking garbage, streamed without a Content-Length."""
+JSON-looking garbage, streamed without a Content-Length; while it holds `calls-<client_id>`, each
+of that client's requests to the token endpoint adds a line to it (its grant type), so a test can
+count the refreshes a provider saw."""
 import time
 
 from django.conf import settings
@@ -23,6 +25,10 @@ class SlowTokenEndpoint:
         if request.path.endswith("/token/") and request.method == "POST":
             client = request.POST.get("client_id", "")
             if client.replace("-", "_").isidentifier():
+                calls = settings.STATE / f"calls-{client}"
+                if calls.exists():
+                    with calls.open("a") as file:
+                        file.write(request.POST.get("grant_type", "") + "\n")
                 delay = _number(settings.STATE / f"delay-{client}")
                 if delay:
                     time.sleep(min(30.0, delay))

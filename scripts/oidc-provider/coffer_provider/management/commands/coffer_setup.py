@@ -36,11 +36,13 @@ class Command(BaseCommand):
             client_id="coffer-slow", name="Coffer (slow)", client_type=Application.CLIENT_PUBLIC,
             authorization_grant_type=code, redirect_uris=LOOPBACK, **common,
         )
-        # And again, for tests that make its token endpoint slow or answer gigabytes.
-        Application.objects.create(
-            client_id="coffer-faulty", name="Coffer (faulty)", client_type=Application.CLIENT_PUBLIC,
-            authorization_grant_type=code, redirect_uris=LOOPBACK, **common,
-        )
+        # And again, for tests that make its token endpoint slow or answer gigabytes, one client
+        # per suite so that their faults never reach each other's tests.
+        for client_id in ("coffer-faulty", "coffer-replicas"):
+            Application.objects.create(
+                client_id=client_id, name=f"Coffer ({client_id})", client_type=Application.CLIENT_PUBLIC,
+                authorization_grant_type=code, redirect_uris=LOOPBACK, **common,
+            )
         # A confidential client: client_secret_basic or client_secret_post.
         Application.objects.create(
             client_id="coffer-confidential", client_secret=secret, name="Coffer (confidential)",
