@@ -120,7 +120,10 @@ let package = Package(
         // Ping's Orchestrate pieces the Oidc module needs: HttpClient and Request on URLSession.
         .target(
             name: "CofferOrchestrate",
-            dependencies: ["CofferMFACommons", "CofferStorage"]
+            dependencies: ["CofferMFACommons", "CofferStorage"],
+            // FoundationNetworking is libcurl underneath: a build that links the Swift runtime
+            // statically (scripts/install, the benchmarks) must name it (libcurl4-openssl-dev).
+            linkerSettings: [.linkedLibrary("curl", .when(platforms: [.linux]))]
         ),
         // Ping's Oidc module: OidcClientConfig, OidcClient, OidcUser, agents, on Coffer's Token storage.
         .target(

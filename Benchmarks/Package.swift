@@ -21,6 +21,8 @@ let package = Package(
                 .product(name: "CofferPostgresAuthenticator", package: "Coffer"),
                 .product(name: "CofferOath", package: "Coffer"),
                 .product(name: "CofferPush", package: "Coffer"),
+                .product(name: "CofferOidc", package: "Coffer"),
+                .product(name: "CofferOrchestrate", package: "Coffer"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -19,14 +19,15 @@ struct CofferBench: AsyncParsableCommand {
             10k credentials vs a bare GRDB read + AES-GCM open; P10 Ping's push storages at 1M notifications
             (SQLite, PostgreSQL with --postgres; the keychain one at --keychain-notifications); P11 a TPM-sealed
             key: `coffer code` unsealing it in a new process vs tpm2-tools' unseal of the same object and vs a key
-            file, and a warm EncryptedFileStorage get with TPMKeyStore vs FileKeyStore (a software TPM of its own).
+            file, and a warm EncryptedFileStorage get with TPMKeyStore vs FileKeyStore (a software TPM of its own);
+            P12 OidcClient.token() with a valid stored token vs the storage's own get(), cached and not.
             """)
 
     @Option(help: ArgumentHelp("Where to put the stores (on the disk you want measured).", valueName: "dir"))
     var data: String
 
     @Option(help: "Which benchmarks to run, by id.")
-    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11"]
+    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12"]
 
     @Flag(help: "Small sizes and few samples: checks that every benchmark runs, in about a minute.")
     var quick = false
@@ -110,6 +111,12 @@ struct CofferBench: AsyncParsableCommand {
             guard let coffer else { throw ValidationError("P11 needs --coffer") }
             let plan = quick ? SamplePlan(warmup: 5, samples: 20, batch: 1) : SamplePlan(warmup: 50, samples: 400, batch: 1)
             try await TPMBenchmark(coffer: coffer, directory: directory, runs: quick ? 3 : 30, plan: plan).run(into: report)
+        }
+
+        if wanted.contains("P12") {
+            let plan = quick ? SamplePlan(warmup: 5, samples: 20, batch: 1) : SamplePlan(warmup: 50, samples: 400, batch: 1)
+            let cached = quick ? SamplePlan(warmup: 100, samples: 50, batch: 100) : SamplePlan(warmup: 10_000, samples: 400, batch: 1_000)
+            try await OidcBenchmark(directory: directory.appendingPathComponent("oidc"), plan: plan, cachedPlan: cached).run(into: report)
         }
 
         print(report.table())

@@ -124,7 +124,16 @@ public final class OidcClient: @unchecked Sendable {
     /// A valid access token: the stored one, refreshed first when it is expired (or within the
     /// threshold), or a new sign-in through the agent when there is none.
     public func token() async -> Result<Token, OidcError> {
-        await flight.token { await self.freshToken() }
+        // The common case, without the session's flight: the provider is known and the stored
+        // token valid. (Reading it while a revoke runs is the read that came just before it;
+        // a refresh runs only on a token this path would not return.)
+        let path = config.validTokenPath
+        // time(2), whole seconds as expiries are: a vDSO call, a tenth of what Date() costs.
+        if path.discovered, let storage = path.storage, let cached = try? await storage.get(),
+           !cached.isExpired(threshold: path.threshold, now: Date(timeIntervalSince1970: Double(time(nil)))) {
+            return .success(cached)
+        }
+        return await flight.token { await self.freshToken() }
     }
 
     private func freshToken() async -> Result<Token, OidcError> {

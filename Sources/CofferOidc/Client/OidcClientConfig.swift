@@ -13,14 +13,13 @@ import FoundationNetworking
 /// Without a storage of your own, tokens go to Ping's default: `KeychainStorage<Token>` under
 /// the account `ACCESS_TOKEN_STORAGE`, sealed by `SecuredKeyEncryptor` (or not sealed when no key
 /// store is available), with a memory copy. It is made when first used.
-public final class OidcClientConfig: @unchecked Sendable {
-    // @unchecked Sendable: every setting is kept in `values`, read and written only while
-    // `lock` is held; the class adds no other state.
-    private let lock = NSLock()
-    private var values = Settings()
+public final class OidcClientConfig: Sendable {
+    // Every setting is kept in `values`, read and written only under its lock; the class adds
+    // no other state.
+    private let values = Mutex(Settings())
 
     /// The settings, as one value behind the lock.
-    struct Settings {
+    struct Settings: Sendable {
         var openId: OpenIdConfiguration?
         var refreshThreshold: Int64 = 0
         var agent: (any AgentDelegateProtocol)?
@@ -49,8 +48,8 @@ public final class OidcClientConfig: @unchecked Sendable {
     /// A configuration with Ping's defaults.
     public init() {}
 
-    private func get<V>(_ path: KeyPath<Settings, V>) -> V { lock.withLock { values[keyPath: path] } }
-    private func set<V>(_ path: WritableKeyPath<Settings, V>, _ value: V) { lock.withLock { values[keyPath: path] = value } }
+    private func get<V: Sendable>(_ path: KeyPath<Settings, V>) -> V { values.withLock { $0[keyPath: path] } }
+    private func set<V: Sendable>(_ path: WritableKeyPath<Settings, V>, _ value: V) { values.withLock { $0[keyPath: path] = value } }
 
     /// The provider's discovery document, once read (``oidcInitialize()``).
     public var openId: OpenIdConfiguration? { get { get(\.openId) } set { set(\.openId, newValue) } }
@@ -66,7 +65,7 @@ public final class OidcClientConfig: @unchecked Sendable {
             if let storage = get(\.storage) { return storage }
             // Made outside the lock (finding a key store can take seconds); the first one kept wins.
             let made = KeychainStorage<Token>(account: "ACCESS_TOKEN_STORAGE", encryptor: SecuredKeyEncryptor() ?? NoEncryptor(), cacheable: true)
-            return lock.withLock {
+            return values.withLock { values in
                 if let storage = values.storage { return storage }
                 values.storage = made
                 return made
@@ -121,12 +120,18 @@ public final class OidcClientConfig: @unchecked Sendable {
         set { set(\.requiresIdTokenValidation, newValue) }
     }
 
+    /// What ``OidcClient/token()``'s common path needs, read under the lock once: the storage
+    /// (if made), whether the discovery document is known, the refresh threshold.
+    var validTokenPath: (storage: StorageDelegate<Token>?, discovered: Bool, threshold: Int64) {
+        values.withLock { ($0.storage, $0.openId != nil, $0.refreshThreshold) }
+    }
+
     /// The provider's signing keys.
     var providerKeys: ProviderKeys { self.get(\.providerKeys) }
 
     /// Adds a scope.
     public func scope(_ scope: String) {
-        lock.withLock { _ = values.scopes.insert(scope) }
+        values.withLock { _ = $0.scopes.insert(scope) }
     }
 
     /// Uses `agent` to obtain codes; `config` may adjust the agent's settings (a class) before use.
@@ -196,7 +201,7 @@ public final class OidcClientConfig: @unchecked Sendable {
     /// share one storage and one memory copy of the session.
     func update(with other: OidcClientConfig) {
         _ = other.storage
-        let copied = other.lock.withLock { other.values }
-        lock.withLock { values = copied }
+        let copied = other.values.withLock { $0 }
+        values.withLock { $0 = copied }
     }
 }
