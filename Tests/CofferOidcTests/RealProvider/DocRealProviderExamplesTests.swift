@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// The examples of "Signing in with OpenID Connect" that need a real provider, verbatim.
-@Suite("DocC: signing in on Linux", .enabled(if: TestProvider.isRunning, TestProvider.skipReason))
+@Suite("DocC: signing in on Linux", .enabled(if: TestProvider.isRunning, TestProvider.skipReason), .timeLimit(.minutes(3)))
 struct DocRealProviderExamplesTests {
     @Test("the loopback agent, a confidential client's secret, a shared session file")
     func loopback() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// The provider's real ID tokens, and forgeries of them: another client's, one signed by another
 /// key with the provider's key id, one with its claims changed, an expired one, one carrying
 /// another nonce.
-@Suite("ID tokens from the real provider", .enabled(if: TestProvider.isRunning, TestProvider.skipReason))
+@Suite("ID tokens from the real provider", .enabled(if: TestProvider.isRunning, TestProvider.skipReason), .timeLimit(.minutes(3)))
 struct IdTokenAttackTests {
     /// An agent that signs in through the loopback agent, then claims another nonce was sent:
     /// the ID token's nonce no longer matches, as with a token injected from another sign-in.

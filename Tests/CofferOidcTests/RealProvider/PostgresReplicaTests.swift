@@ -11,7 +11,7 @@ import Testing
 /// make one refresh between them, through the advisory lock of the session's exclusive section.
 @Suite("Replicas on PostgreSQL share one refresh",
        .enabled(if: TestProvider.isRunning && ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"] != nil,
-                "needs the OpenID Provider and the PostgreSQL cluster that scripts/test starts"))
+                "needs the OpenID Provider and the PostgreSQL cluster that scripts/test starts"), .timeLimit(.minutes(3)))
 struct PostgresReplicaTests {
     @Test("4 replicas (on 2 database instances) at expiry, the provider slowed to 2 s a refresh: one refresh, one token for all, the session lives on")
     func fourReplicas() async throws {

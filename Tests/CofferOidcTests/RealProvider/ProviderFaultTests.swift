@@ -11,7 +11,7 @@ import FoundationNetworking
 /// The provider as a broken or hostile one: a token endpoint that answers slowly, or with more
 /// bytes than any token. The refresh fails within its deadline and its size, and the stored
 /// session is left as it was.
-@Suite("A slow or flooding provider", .enabled(if: TestProvider.isRunning, TestProvider.skipReason), .serialized)
+@Suite("A slow or flooding provider", .enabled(if: TestProvider.isRunning, TestProvider.skipReason), .serialized, .timeLimit(.minutes(3)))
 struct ProviderFaultTests {
     static func fault(_ kind: String, _ value: String) throws -> URL {
         let file = URL(fileURLWithPath: TestProvider.environment["COFFER_TEST_OIDC_STATE"] ?? "/nonexistent").appendingPathComponent("\(kind)-coffer-faulty")
@@ -37,18 +37,18 @@ struct ProviderFaultTests {
         }
     }
 
-    @Test("Coffer's own session: a refresh answered in 3 s fails at the 1 s deadline; 50 MB are cut off at 4 MiB; the session stays")
+    @Test("Coffer's own session: a refresh answered in 20 s fails at the 1 s deadline; 50 MB are cut off at 4 MiB; the session stays")
     func ownSession() async throws {
         let client = HttpClient()
         let (config, token, browser) = try await Self.signedIn(client)
         defer { browser.remove() }
+        // The provider answers after 20 s; the deadline is 1 s. The error says which ended it
+        // (timing the call would measure the machine, busy with the whole suite).
         client.timeoutIntervalForRequest = 1
-        let slow = try Self.fault("delay", "3")
-        let started = ContinuousClock.now
+        let slow = try Self.fault("delay", "20")
         let late = await OidcClient(config: config).token()
         try FileManager.default.removeItem(at: slow)
         #expect(Self.cause(late) as? HttpClientError == .deadlineExceeded(seconds: 1), "\(late)")
-        #expect(ContinuousClock.now - started < .seconds(2.5))
         #expect(try await config.storage.get()?.refreshToken == token.refreshToken)
 
         client.timeoutIntervalForRequest = 30
@@ -70,7 +70,7 @@ struct ProviderFaultTests {
         try FileManager.default.removeItem(at: huge)
         #expect(Self.cause(flooded) as? HttpClientError == .responseTooLarge(limit: 1 << 20), "\(flooded)")
         client.timeoutIntervalForRequest = 1
-        let slow = try Self.fault("delay", "3")
+        let slow = try Self.fault("delay", "20")
         let late = await OidcClient(config: config).token()
         try FileManager.default.removeItem(at: slow)
         #expect(Self.cause(late) as? HttpClientError == .deadlineExceeded(seconds: 1), "\(late)")

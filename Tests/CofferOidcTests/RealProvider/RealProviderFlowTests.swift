@@ -9,7 +9,7 @@ import Testing
 /// Every flow against a real OpenID Provider (django-oauth-toolkit, rotating refresh tokens and
 /// revoking a chain when a spent one comes back), signed in through the loopback agent with a
 /// browser stand-in that fills in the provider's login form.
-@Suite("A real OpenID Provider", .enabled(if: TestProvider.isRunning, TestProvider.skipReason))
+@Suite("A real OpenID Provider", .enabled(if: TestProvider.isRunning, TestProvider.skipReason), .timeLimit(.minutes(3)))
 struct RealProviderFlowTests {
     @Test("discovery reads the provider's endpoints, issuer and keys")
     func discovery() async throws {

@@ -14,7 +14,7 @@ import Testing
 /// The provider's issuer, when scripts/test started one.
 private let providerIssuer = ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_ISSUER"]
 
-@Suite("Signing in with coffer", .enabled(if: providerIssuer != nil, "needs the OpenID Provider that scripts/test starts"), .serialized)
+@Suite("Signing in with coffer", .enabled(if: providerIssuer != nil, "needs the OpenID Provider that scripts/test starts"), .serialized, .timeLimit(.minutes(3)))
 struct SessionToolTests {
     static let issuer = providerIssuer
     static let browser = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -77,6 +77,9 @@ OAUTH2_PROVIDER = {
     "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("COFFER_OIDC_ACCESS_TOKEN_SECONDS", "3600")),
     "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
     "OIDC_RP_INITIATED_LOGOUT_ALWAYS_PROMPT": False,
+    # Logout ends the browser's session only: deleting the user's tokens would end every other
+    # test's sessions of the same user at once (the client revokes its own, RFC 7009).
+    "OIDC_RP_INITIATED_LOGOUT_DELETE_TOKENS": False,
     "OAUTH_DEVICE_VERIFICATION_URI": f"{ORIGIN}/o/device/",
     "DEVICE_FLOW_INTERVAL": 1,
 }
