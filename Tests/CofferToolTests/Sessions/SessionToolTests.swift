@@ -28,6 +28,16 @@ struct SessionToolTests {
         return (home, CofferProcess(dataDirectory: home.url), environment)
     }
 
+    /// A file in the provider's state directory that makes it misbehave for coffer-slow
+    /// (`delay`: seconds before each token answer; `calls`: a line per token request), written
+    /// with `value`; the caller removes it.
+    static func providerFault(_ kind: String, _ value: String) throws -> URL {
+        let state = try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])
+        let file = URL(fileURLWithPath: state).appendingPathComponent("\(kind)-coffer-slow")
+        try value.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
     static func login(_ coffer: CofferProcess, _ environment: [String: String], name: String = "work", client: String = "coffer-public") async throws {
         let result = try await coffer.run(["login", name, "--issuer", try #require(issuer), "--client-id", client, "--scope", "email"], environment: environment)
         try #require(result.status == 0, "\(result.stderr)")
@@ -76,11 +86,9 @@ struct SessionToolTests {
         // expiring; the refreshed one (600 s) is not. The provider takes 2 s to refresh, so
         // refreshers that did not wait for each other would overlap.
         try await Task.sleep(for: .seconds(6))
-        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
-        try "2".write(to: delay, atomically: true, encoding: .utf8)
+        let delay = try Self.providerFault("delay", "2")
         defer { try? FileManager.default.removeItem(at: delay) }
-        let calls = delay.deletingLastPathComponent().appendingPathComponent("calls-coffer-slow")
-        try "".write(to: calls, atomically: true, encoding: .utf8)
+        let calls = try Self.providerFault("calls", "")
         defer { try? FileManager.default.removeItem(at: calls) }
         let results = try await withThrowingTaskGroup(of: CofferProcess.Result.self) { group in
             for _ in 0..<8 { group.addTask { try await coffer.run(["token", "work", "--min-valid", "595"]) } }
@@ -101,8 +109,7 @@ struct SessionToolTests {
         let (home, coffer, environment) = Self.person()
         defer { home.remove() }
         try await Self.login(coffer, environment, client: "coffer-slow")
-        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
-        try "2".write(to: delay, atomically: true, encoding: .utf8)
+        let delay = try Self.providerFault("delay", "2")
         defer { try? FileManager.default.removeItem(at: delay) }
         let refresh = Task { try await coffer.run(["token", "work", "--min-valid", "86400"]) }
         try await Task.sleep(for: .milliseconds(700))
@@ -142,8 +149,7 @@ struct SessionToolTests {
         let (home, coffer, environment) = Self.person()
         defer { home.remove() }
         try await Self.login(coffer, environment, client: "coffer-slow")
-        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
-        try "2".write(to: delay, atomically: true, encoding: .utf8)
+        let delay = try Self.providerFault("delay", "2")
         defer { try? FileManager.default.removeItem(at: delay) }
         let (holder, _) = try await Self.startRefresh(home, "holder")
         try await Task.sleep(for: .milliseconds(500))
@@ -163,8 +169,7 @@ struct SessionToolTests {
         defer { home.remove() }
         try await Self.login(coffer, environment, client: "coffer-slow")
         let before = try Data(contentsOf: home.appending("sessions/work.token"))
-        let delay = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_STATE"])).appendingPathComponent("delay-coffer-slow")
-        try "1".write(to: delay, atomically: true, encoding: .utf8)
+        let delay = try Self.providerFault("delay", "1")
         let (holder, holderPid) = try await Self.startRefresh(home, "holder")
         try await Task.sleep(for: .milliseconds(500))
         try Self.kill(holderPid)
