@@ -1,5 +1,6 @@
 import CofferMFACommons
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -73,7 +74,7 @@ open class HttpClient: NSObject, @unchecked Sendable {
             if let bounded = session.delegate as? BoundedTransfers {
                 (data, response) = try await bounded.send(request, on: session, limit: limit, deadline: deadline)
             } else {
-                (data, response) = try await Self.withDeadline(deadline) { [session, request] in try await session.data(for: request) }
+                (data, response) = try await Self.send(request, on: session, deadline: deadline)
                 guard data.count <= limit else { throw HttpClientError.responseTooLarge(limit: limit) }
             }
         } catch let error as URLError where error.code == .timedOut {
@@ -89,18 +90,27 @@ open class HttpClient: NSObject, @unchecked Sendable {
         try await sendRequest(request: request.urlRequest)
     }
 
-    /// `work`'s result, or ``HttpClientError/deadlineExceeded(seconds:)`` once `seconds` are up
-    /// (the work is cancelled then).
-    private static func withDeadline<R: Sendable>(_ seconds: TimeInterval, _ work: @escaping @Sendable () async throws -> R) async throws -> R {
-        try await withThrowingTaskGroup(of: R.self) { group in
-            group.addTask { try await work() }
-            group.addTask {
-                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-                throw HttpClientError.deadlineExceeded(seconds: Int(seconds))
+    /// Sends `request` on a session of the caller's, cancelling it once `seconds` are up
+    /// (``HttpClientError/deadlineExceeded(seconds:)``). A completion handler and a timer of our
+    /// own, not `data(for:)` raced in a task group: cancelling FoundationNetworking's async
+    /// `data(for:)` can leave it waiting for ever.
+    private static func send(_ request: URLRequest, on session: URLSession, deadline seconds: TimeInterval) async throws -> (Data, URLResponse) {
+        let outcome = SendOutcome()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.set(continuation)
+            let task = session.dataTask(with: request) { data, response, error in
+                if let error {
+                    outcome.finish(.failure(error))
+                } else if let data, let response {
+                    outcome.finish(.success((data, response)))
+                } else {
+                    outcome.finish(.failure(URLError(.badServerResponse)))
+                }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            return first
+            task.resume()
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                if outcome.finish(.failure(HttpClientError.deadlineExceeded(seconds: Int(seconds)))) { task.cancel() }
+            }
         }
     }
 
@@ -121,5 +131,23 @@ public final class RedirectPreventer: NSObject, URLSessionTaskDelegate, Sendable
     public func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         completionHandler(nil)
+    }
+}
+
+/// The one answer of a ``HttpClient`` exchange on a session of the caller's: whichever of the
+/// transfer and the deadline comes first resumes the caller; the other finds it done.
+private final class SendOutcome: Sendable {
+    private let state = Mutex<CheckedContinuation<(Data, URLResponse), any Error>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
+        state.withLock { $0 = continuation }
+    }
+
+    /// Resumes the caller with `result`; `false` when it was resumed already.
+    @discardableResult
+    func finish(_ result: Result<(Data, URLResponse), any Error>) -> Bool {
+        guard let continuation = state.withLock({ $0.take() }) else { return false }
+        continuation.resume(with: result)
+        return true
     }
 }
