@@ -43,6 +43,11 @@ extension OidcClientConfig {
     func postToTokenEndpoint(_ form: [String: String]) async throws -> Token {
         let (data, status) = try await postForm(to: try endpoint(\.tokenEndpointIfPresent, named: "token_endpoint"), form)
         guard status == 200 else { throw OidcError.apiError(code: status, message: OidcError.answer(data)) }
+        return try Self.token(from: data)
+    }
+
+    /// The token in a token endpoint's successful answer.
+    static func token(from data: Data) throws -> Token {
         do {
             return try JSONDecoder().decode(Token.self, from: data)
         } catch {

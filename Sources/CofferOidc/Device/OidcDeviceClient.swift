@@ -114,13 +114,7 @@ public final class OidcDeviceClient: Sendable {
             }
             let (data, status) = answer
             if status == 200 {
-                let token: Token
-                do {
-                    token = try JSONDecoder().decode(Token.self, from: data)
-                } catch {
-                    throw OidcError.unknown(message: "The token endpoint's answer is not a token")
-                }
-                try await OidcClient(config: config).store(signedIn: token)
+                try await OidcClient(config: config).store(signedIn: try OidcClientConfig.token(from: data))
                 config.logger.i("Device authorization approved; tokens stored")
                 return .success(OidcUser(config: config))
             }

@@ -80,11 +80,16 @@ struct IdTokenValidator: Sendable {
         if let subject = expected.subject, claims.sub != subject { throw .subjectChanged }
     }
 
-    /// The subject of a token already accepted (a stored session's), read without checks.
-    static func subject(of token: String) -> String? {
+    /// The claims of a token already accepted (a stored session's), read without checks.
+    static func unverifiedClaims(of token: String) -> [String: Any]? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let data = base64URLDecoded(parts[1]) else { return nil }
-        return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["sub"] as? String
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    /// The subject of a token already accepted, read without checks.
+    static func subject(of token: String) -> String? {
+        unverifiedClaims(of: token)?["sub"] as? String
     }
 
     static func base64URLDecoded(_ text: Substring) -> Data? {

@@ -55,6 +55,17 @@ final class LoopbackListener: Sendable {
         if !closed.exchange(true, ordering: .acquiringAndReleasing) { Glibc.close(socket) }
     }
 
+    /// Waits at most a quarter of a second, and never past `deadline`, for `descriptor` to be
+    /// readable (a connection to accept, bytes to read): `true` when it is, `false` when it is
+    /// not yet (check the cancel flag and wait again), `nil` once `deadline` has passed.
+    static func readable(_ descriptor: Int32, until deadline: ContinuousClock.Instant) -> Bool? {
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { return nil }
+        var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let wait = min(250, max(1, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+        return poll(&ready, 1, wait) > 0
+    }
+
     private static func failure(_ call: String, _ code: Int32) -> OidcError {
         .unknown(message: "The sign-in's redirect listener on 127.0.0.1 could not start (\(call): \(String(cString: strerror(code))))")
     }
@@ -68,11 +79,8 @@ final class LoopbackListener: Sendable {
     func next(until deadline: ContinuousClock.Instant, cancelled: borrowing Atomic<Bool>,
               request read: (LoopbackRequest) -> Bool) -> LoopbackRequest? {
         while !cancelled.load(ordering: .acquiring), !closed.load(ordering: .acquiring) {
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero else { return nil }
-            var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let wait = min(250, max(1, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
-            guard poll(&ready, 1, wait) > 0 else { continue }
+            guard let ready = Self.readable(socket, until: deadline) else { return nil }
+            guard ready else { continue }
             var peer = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let connection = withUnsafeMutablePointer(to: &peer) {
@@ -119,11 +127,8 @@ final class LoopbackRequest: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let end: [UInt8] = Array("\r\n\r\n".utf8)
         while received.count < LoopbackListener.requestLimit, !cancelled.load(ordering: .acquiring) {
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero else { return false }
-            var ready = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            let wait = min(250, max(1, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
-            guard poll(&ready, 1, wait) > 0 else { continue }
+            guard let ready = LoopbackListener.readable(connection, until: deadline) else { return false }
+            guard ready else { continue }
             let count = recv(connection, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             guard count > 0 else { break }
             received += buffer[0..<count]

@@ -35,8 +35,7 @@ public struct OidcSessionSettings: Codable, Sendable, Equatable {
     /// on this machine's loopback, 127.0.0.1 or ::1) without a user name, password, query or
     /// fragment, since the codes, verifiers, secrets and tokens go where its discovery document says.
     public static func issuerProblem(_ issuer: String) -> String? {
-        guard let url = URLComponents(string: issuer), url.user == nil, url.password == nil, url.query == nil, url.fragment == nil,
-              OidcClientConfig.isSafe(issuer) else {
+        guard let url = URLComponents(string: issuer), url.query == nil, url.fragment == nil, OidcClientConfig.isSafe(issuer) else {
             return "the issuer must be an https URL (http only on this machine's loopback, 127.0.0.1) without a user name, password, query or fragment"
         }
         return nil

@@ -206,6 +206,13 @@ public struct OidcSessions: Sendable {
         }
     }
 
+    /// How the user `token` signed in is called, for a person: the ID token's `email`, else
+    /// `preferred_username`, else `sub` (read from a token already accepted, without checks).
+    public static func userName(of token: Token) -> String? {
+        guard let claims = token.idToken.flatMap(IdTokenValidator.unverifiedClaims(of:)) else { return nil }
+        return (claims["email"] as? String) ?? (claims["preferred_username"] as? String) ?? (claims["sub"] as? String)
+    }
+
     /// What can be said about `name` without a token.
     public func summary(_ name: String) async throws -> OidcSessionSummary {
         guard let settings = try await settings(name) else { throw OidcSessionError.notFound(name) }

@@ -92,7 +92,7 @@ struct LoginCommand: AsyncParsableCommand {
         if noBrowser { agent.browser = .none }
         let token = try await sessions.signIn(name, settings: settings, agent: LoopbackAgent(settings: agent),
                                               device: try await useDevice(sessions, settings) ? Self.showCodes : nil)
-        let who = token.idToken.flatMap(Self.subject).map { " as \(TerminalText.escaped($0))" } ?? ""
+        let who = OidcSessions.userName(of: token).map { " as \(TerminalText.escaped($0))" } ?? ""
         StandardStreams.note("coffer: signed in to \(TerminalText.escaped(issuer))\(who); the session is kept as '\(name)'")
     }
 
@@ -112,15 +112,6 @@ struct LoginCommand: AsyncParsableCommand {
         StandardStreams.note("To sign in, visit \(TerminalText.escaped(codes.verificationUri)) and enter the code \(TerminalText.escaped(codes.userCode))")
         if let complete = codes.verificationUriComplete { StandardStreams.note("  (or open \(TerminalText.escaped(complete)))") }
         StandardStreams.note("Waiting for the sign-in (the code expires in \(codes.expiresIn / 60) minutes)...")
-    }
-
-    private static func subject(_ idToken: String) -> String? {
-        let parts = idToken.split(separator: ".")
-        guard parts.count == 3 else { return nil }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return (claims["email"] as? String) ?? (claims["preferred_username"] as? String) ?? (claims["sub"] as? String)
     }
 
     /// The secret in `path`: a file of yours that no one else can read, its first line.
