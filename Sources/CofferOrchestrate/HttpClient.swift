@@ -5,8 +5,8 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// Sends ``Request``s with a `URLSession`, as Ping's Orchestrate module does: FoundationNetworking
-/// on Linux, so a `URLProtocol` registered for the shared session sees every request.
+/// Sends ``Request``s with a `URLSession`, as Ping's Orchestrate module does (FoundationNetworking
+/// on Linux), so a `URLProtocol` registered for the shared session sees every request.
 ///
 /// Better than Ping's:
 /// - Its log lines name the method, the URL without its query, the status and the size of the
@@ -20,12 +20,23 @@ import FoundationNetworking
 /// - Its own session is ephemeral: no cookie, cache or credential is kept on disk or shared
 ///   with other clients.
 open class HttpClient: NSObject, @unchecked Sendable {
-    // @unchecked Sendable: `session` is immutable (URLSession is thread-safe) and the limits
-    // are read and written only under `lock`.
-    let session: URLSession
+    // @unchecked Sendable: the session, once made, is never replaced (URLSession is
+    // thread-safe); it and the limits are read and written only under `lock`.
+    private let makeSessionOnFirstUse: @Sendable () -> URLSession
     private let lock = NSLock()
+    private var madeSession: URLSession?
     private var timeout: TimeInterval = 60
     private var sizeLimit = 4 << 20
+
+    /// The session requests are sent on, made (or looked up) when the first one is sent.
+    var session: URLSession {
+        lock.withLock {
+            if let madeSession { return madeSession }
+            let session = ProtocolOrder.applesOrder(for: makeSessionOnFirstUse())
+            madeSession = session
+            return session
+        }
+    }
 
     /// How long a whole exchange may take, in seconds (60 by default).
     public var timeoutIntervalForRequest: TimeInterval {
@@ -42,8 +53,18 @@ open class HttpClient: NSObject, @unchecked Sendable {
     /// A client on `session`; by default one of its own, ephemeral, that does not follow
     /// redirects (a redirect from an authorization server is an answer to read, not a page to
     /// load) and cuts off an answer past ``responseSizeLimit``.
-    public init(session: URLSession = HttpClient.makeSession()) {
-        self.session = session
+    ///
+    /// `session` is evaluated when the first request is sent, not here. That is what lets
+    /// `HttpClient(session: .shared)` see a `URLProtocol` registered afterwards on Linux, as it
+    /// would on Apple's platforms: FoundationNetworking fixes the shared session's protocols
+    /// when the session is first made, and Ping's own tests register theirs after building
+    /// the client. A protocol registered after something else in the process has made
+    /// `URLSession.shared` is still not seen; give such a client a session whose
+    /// configuration's `protocolClasses` names it. A session without a delegate consults the
+    /// protocols registered with `URLProtocol.registerClass` before FoundationNetworking's own,
+    /// as Apple's platforms do (``HttpClient`` sends on a copy of it when the order differs).
+    public init(session: @autoclosure @escaping @Sendable () -> URLSession = HttpClient.makeSession()) {
+        self.makeSessionOnFirstUse = session
     }
 
     /// A session of the kind ``HttpClient`` makes for itself: ephemeral, following no redirect,
@@ -70,6 +91,7 @@ open class HttpClient: NSObject, @unchecked Sendable {
         request.timeoutInterval = deadline
         logRequest(request: request)
         let (data, response): (Data, URLResponse)
+        let session = self.session
         do {
             if let bounded = session.delegate as? BoundedTransfers {
                 (data, response) = try await bounded.send(request, on: session, limit: limit, deadline: deadline)
