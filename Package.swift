@@ -201,7 +201,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coffer-stress",
-            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPostgres", "CofferPostgresAuthenticator"],
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferOrchestrate", "CofferPostgres", "CofferPostgresAuthenticator"],
             path: "Tests/Helpers/StorageStress"
         ),
         .target(

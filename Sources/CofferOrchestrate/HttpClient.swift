@@ -27,6 +27,7 @@ open class HttpClient: NSObject, @unchecked Sendable {
     private var madeSession: URLSession?
     private var timeout: TimeInterval = 60
     private var sizeLimit = 4 << 20
+    private var cookieModule: CookieModule?
 
     /// The session requests are sent on, made (or looked up) when the first one is sent.
     var session: URLSession {
@@ -42,6 +43,13 @@ open class HttpClient: NSObject, @unchecked Sendable {
     public var timeoutIntervalForRequest: TimeInterval {
         get { lock.withLock { timeout } }
         set { lock.withLock { timeout = newValue } }
+    }
+
+    /// The cookies sent with every ``Request`` and kept from every answer (none by default: the
+    /// client's own session keeps no cookie either). See ``CookieModule``.
+    public var cookies: CookieModule? {
+        get { lock.withLock { cookieModule } }
+        set { lock.withLock { cookieModule = newValue } }
     }
 
     /// The largest answer read, in bytes (4 MiB by default).
@@ -70,7 +78,12 @@ open class HttpClient: NSObject, @unchecked Sendable {
     /// A session of the kind ``HttpClient`` makes for itself: ephemeral, following no redirect,
     /// each answer cut off past the size limit of the client that sends on it.
     public static func makeSession() -> URLSession {
-        URLSession(configuration: .ephemeral, delegate: BoundedTransfers(), delegateQueue: nil)
+        let configuration = URLSessionConfiguration.ephemeral
+        // Cookies go only where a CookieModule sends them.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        return URLSession(configuration: configuration, delegate: BoundedTransfers(), delegateQueue: nil)
     }
 
     /// Logs the request's method and URL (without its query) at debug level.
@@ -108,8 +121,14 @@ open class HttpClient: NSObject, @unchecked Sendable {
     }
 
     /// Sends `request` and returns the body and response, whatever the status.
+    /// With ``cookies``, the request carries the cookies that belong to its URL and the
+    /// answer's cookies are kept before it is returned.
     public func sendRequest(request: Request) async throws -> (Data, URLResponse) {
-        try await sendRequest(request: request.urlRequest)
+        guard let cookies else { return try await sendRequest(request: request.urlRequest) }
+        try await cookies.prepare(request)
+        let (data, response) = try await sendRequest(request: request.urlRequest)
+        try await cookies.receive(response)
+        return (data, response)
     }
 
     /// Sends `request` on a session of the caller's, cancelling it once `seconds` are up

@@ -12,7 +12,10 @@ import FoundationNetworking
 ///
 /// Without a storage of your own, tokens go to Ping's default: `KeychainStorage<Token>` under
 /// the account `ACCESS_TOKEN_STORAGE`, sealed by `SecuredKeyEncryptor` (or not sealed when no key
-/// store is available), with a memory copy. It is made when first used.
+/// store is available), with a memory copy. On a machine without a usable keyring (a server, a
+/// container, an SSH session) they go to an encrypted file, `com.pingidentity.sdk.v1.tokens`
+/// (`PlatformDefaultStorage`). It is made when first used. ``storage(_:)`` takes the spec's
+/// Android options instead: `storage { $0.fileName = "myOidcTokens" }`.
 public final class OidcClientConfig: Sendable {
     // Every setting is kept in `values`, read and written only under its lock; the class adds
     // no other state.
@@ -64,7 +67,7 @@ public final class OidcClientConfig: Sendable {
         get {
             if let storage = get(\.storage) { return storage }
             // Made outside the lock (finding a key store can take seconds); the first one kept wins.
-            let made = KeychainStorage<Token>(account: "ACCESS_TOKEN_STORAGE", encryptor: SecuredKeyEncryptor() ?? NoEncryptor(), cacheable: true)
+            let made: StorageDelegate<Token> = PlatformDefaultStorage.make(account: Self.defaultAccount, fileName: Self.defaultFileName)
             return values.withLock { values in
                 if let storage = values.storage { return storage }
                 values.storage = made
@@ -73,6 +76,34 @@ public final class OidcClientConfig: Sendable {
         }
         set { set(\.storage, newValue) }
     }
+    /// Ping's keychain account for tokens: `ACCESS_TOKEN_STORAGE`.
+    public static let defaultAccount = "ACCESS_TOKEN_STORAGE"
+    /// The spec's file name for tokens: `com.pingidentity.sdk.v1.tokens`.
+    public static let defaultFileName = "com.pingidentity.sdk.v1.tokens"
+
+    /// Keeps the tokens in an `EncryptedFileStorage` set up with the spec's Android options,
+    /// as `module(Oidc) { storage { fileName = …; keyAlias = …; strongBoxPreferred = …;
+    /// cacheStrategy = … } }` does:
+    ///
+    /// ```swift
+    /// config.storage { file in
+    ///     file.fileName = "myOidcTokens"
+    ///     file.keyAlias = "com.example.v1.KEYS"
+    ///     file.strongBoxPreferred = true
+    ///     file.cacheStrategy = .cacheOnFailure
+    /// }
+    /// ```
+    ///
+    /// The file name defaults to `com.pingidentity.sdk.v1.tokens` and the key alias to the file
+    /// name. `strongBoxPreferred` keeps the key in the OS keyring when it is usable the first
+    /// time (else in a 0600 key file), as `KeyStoreSelection` records it.
+    public func storage(_ configure: (inout FileStorageConfiguration) -> Void) {
+        storage = EncryptedFileStorage<Token> { file in
+            file.fileName = Self.defaultFileName
+            configure(&file)
+        }
+    }
+
     /// The provider's discovery document URL (`…/.well-known/openid-configuration`).
     public var discoveryEndpoint: String { get { get(\.discoveryEndpoint) } set { set(\.discoveryEndpoint, newValue) } }
     /// The client's id at the provider.

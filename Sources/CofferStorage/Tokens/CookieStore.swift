@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Only cookies whose names are in ``persist`` are kept. ``merge(_:now:)`` lays new cookies over
 /// the stored ones (same name, domain and path replaces), drops expired ones and saves, in one
-/// locked step, so concurrent merges on one store never lose each other's cookies.
+/// locked step, so concurrent merges never lose each other's cookies: in one process, and across
+/// processes when the storage offers an ``ExclusiveSection`` (a ``StorageDelegate`` over files,
+/// the keyring or PostgreSQL does).
 ///
 /// ```swift
 /// let cookies = CookieStore(persist: ["ST", "ST-NO-SS"],
@@ -39,17 +41,24 @@ public final class CookieStore: Sendable {
     /// - Returns: The cookies now stored.
     @discardableResult
     public func merge(_ cookies: [Cookie], now: Date = Date()) async throws -> [Cookie] {
-        try await lock.withLock {
-            var byIdentity: [[String]: Cookie] = [:]
-            var order: [[String]] = []
-            func put(_ cookie: Cookie) {
-                if byIdentity.updateValue(cookie, forKey: cookie.identity) == nil { order.append(cookie.identity) }
+        try await merge(cookies, now: now, limit: .max).kept
+    }
+
+    /// ``merge(_:now:)``, keeping at most `limit` cookies (or as many as are stored, if more):
+    /// a new cookie that would go past it is not kept and is returned in `refused`. The count
+    /// is checked in the same locked step as the write.
+    public func merge(_ cookies: [Cookie], now: Date = Date(), limit: Int) async throws -> (kept: [Cookie], refused: [Cookie]) {
+        let (storage, persist) = (storage, persist)
+        return try await exclusively {
+            let stored = try await storage.get() ?? []
+            var merged = Cookie.merge([], over: stored, now: now)
+            var refused: [Cookie] = []
+            for cookie in cookies where persist.contains(cookie.name) {
+                let next = Cookie.merge([cookie], over: merged, now: now)
+                if next.count > max(limit, merged.count) { refused.append(cookie) } else { merged = next }
             }
-            for cookie in try await storage.get() ?? [] { put(cookie) }
-            for cookie in cookies where persist.contains(cookie.name) { put(cookie) }
-            let merged = order.compactMap { byIdentity[$0] }.filter { !$0.isExpired(at: now) }
             try await storage.save(item: merged)
-            return merged
+            return (merged, refused)
         }
     }
 
@@ -62,6 +71,30 @@ public final class CookieStore: Sendable {
 
     /// Removes every stored cookie.
     public func clear() async throws {
-        try await lock.withLock { try await storage.delete() }
+        let storage = storage
+        try await exclusively { try await storage.delete() }
+    }
+
+    /// Runs `body` alone: under this store's lock, and in the storage's exclusive section when
+    /// it offers one.
+    private func exclusively<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) async throws -> R {
+        try await lock.withLock {
+            if let section = storage as? any ExclusiveSection { return try await section.withExclusiveSection(body) }
+            return try await body()
+        }
+    }
+}
+
+extension Cookie {
+    /// `new` laid over `stored`: a cookie with the same name, domain and path replaces the stored
+    /// one in its place, others are added in order, and every cookie expired at `now` is dropped
+    /// (so an expired new cookie removes the stored one, the way servers delete cookies).
+    public static func merge(_ new: [Cookie], over stored: [Cookie], now: Date = Date()) -> [Cookie] {
+        var byIdentity: [[String]: Cookie] = [:]
+        var order: [[String]] = []
+        for cookie in stored + new where byIdentity.updateValue(cookie, forKey: cookie.identity) == nil {
+            order.append(cookie.identity)
+        }
+        return order.compactMap { byIdentity[$0] }.filter { !$0.isExpired(at: now) }
     }
 }

@@ -19,6 +19,10 @@
 //                                                         OathKeychainStorage(service:); prints each code's counter
 //   coffer-stress oath-hotp-sqlite DB KEYS ID COUNT   the same on SQLiteOathStorage(path: DB) sealed with keys in KEYS
 //   coffer-stress oath-hotp-postgres URL KEK OWNER ID COUNT  the same on PostgresOathStorage(owner: OWNER)
+//   coffer-stress platform-default DIR ACCOUNT      saves and reads a value through PlatformDefaultStorage (file
+//                                                         "tokens" in DIR, or the keyring account); prints where, then "ok"
+//   coffer-stress cookie-receive DIR COUNT         keeps COUNT cookies (named after this process) one answer at a
+//                                                         time through a CookieModule on DIR/cookies; prints each name
 //   coffer-stress postgres-save URL KEK WRITER COUNT       saves COUNT values; prints "ack N" once each is
 //                                                         acknowledged, retrying (while the server is down) until it is
 //
@@ -26,10 +30,14 @@
 // is 1.
 import CofferAuthenticator
 import CofferOath
+import CofferOrchestrate
 import CofferPostgres
 import CofferPostgresAuthenticator
 import CofferStorage
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A value whose body can be checked against its header: `w<writer>r<round>:` then the
 /// writer's digit repeated a round-dependent number of times.
@@ -58,6 +66,39 @@ guard let mode = arguments.first else { fail([usage]) }
 let keychainService = "org.coffer.tests.stress"
 
 switch mode {
+case "platform-default":
+    guard arguments.count == 3 else { fail([usage]) }
+    let directory = URL(fileURLWithPath: arguments[1])
+    switch PlatformDefaultStorage.choice(account: arguments[2], fileName: "tokens", directory: directory) {
+    case .keyring: print("keyring")
+    case .encryptedFile: print("file")
+    }
+    let storage: StorageDelegate<String> = PlatformDefaultStorage.make(account: arguments[2], fileName: "tokens", directory: directory)
+    do {
+        try await storage.save(item: "value-\(arguments[2])")
+        guard try await storage.get() == "value-\(arguments[2])" else { fail(["read back a different value"]) }
+        print("ok")
+    } catch {
+        fail(["platform default: \(error)"])
+    }
+
+case "cookie-receive":
+    guard arguments.count == 3, let count = Int(arguments[2]) else { fail([usage]) }
+    let names = (0..<count).map { "p\(getpid())c\($0)" }
+    let config = CookieConfig()
+    config.persist = names
+    config.cookieStorage = EncryptedFileStorage<[Cookie]>(fileName: "cookies", directory: URL(fileURLWithPath: arguments[1]))
+    let module = CookieModule(config: config)
+    for name in names {
+        let answer = HTTPURLResponse(url: URL(string: "https://am.example.com/")!, statusCode: 200, httpVersion: "HTTP/1.1",
+                                     headerFields: ["Set-Cookie": "\(name)=v; Path=/"])!
+        do {
+            try await module.receive(answer)
+            print(name)
+        } catch {
+            fail(["\(name): \(error)"])
+        }
+    }
 case "write", "read":
     guard arguments.count >= 4, let count = Int(arguments.last!) else { fail([usage]) }
     let storage = EncryptedFileStorage<String>(fileName: arguments[2], directory: URL(fileURLWithPath: arguments[1]))
