@@ -25,17 +25,39 @@ open class HttpClient: NSObject, @unchecked Sendable {
     private let makeSessionOnFirstUse: @Sendable () -> URLSession
     private let lock = NSLock()
     private var madeSession: URLSession?
+    private var madeCookieSession: URLSession?
     private var timeout: TimeInterval = 60
     private var sizeLimit = 4 << 20
     private var cookieModule: CookieModule?
 
-    /// The session requests are sent on, made (or looked up) when the first one is sent.
+    /// The session requests are sent on, made (or looked up) when the first one is sent. The
+    /// caller's closure runs outside the lock; if two first requests race, the first session
+    /// kept wins.
     var session: URLSession {
-        lock.withLock {
+        if let made = lock.withLock({ madeSession }) { return made }
+        let session = ProtocolOrder.applesOrder(for: makeSessionOnFirstUse())
+        return lock.withLock {
             if let madeSession { return madeSession }
-            let session = ProtocolOrder.applesOrder(for: makeSessionOnFirstUse())
             madeSession = session
             return session
+        }
+    }
+
+    /// The session requests carrying cookies are sent on: the client's own, or, when a session
+    /// of the caller's would follow a redirect (and take the `Cookie` header to wherever it
+    /// points), a copy of its configuration that follows none and handles no cookie itself.
+    var cookieSession: URLSession {
+        let session = self.session
+        if session.delegate is BoundedTransfers { return session }
+        return lock.withLock {
+            if let madeCookieSession { return madeCookieSession }
+            let configuration = session.configuration
+            configuration.httpCookieStorage = nil
+            configuration.httpShouldSetCookies = false
+            configuration.httpCookieAcceptPolicy = .never
+            let copy = URLSession(configuration: configuration, delegate: BoundedTransfers(), delegateQueue: nil)
+            madeCookieSession = copy
+            return copy
         }
     }
 
@@ -99,12 +121,16 @@ open class HttpClient: NSObject, @unchecked Sendable {
 
     /// Sends `request` and returns the body and response, whatever the status.
     func sendRequest(request: URLRequest) async throws -> (Data, URLResponse) {
+        try await sendRequest(request: request, on: session)
+    }
+
+    /// Sends `request` on `session` and returns the body and response, whatever the status.
+    private func sendRequest(request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
         var request = request
         let (deadline, limit) = lock.withLock { (timeout, sizeLimit) }
         request.timeoutInterval = deadline
         logRequest(request: request)
         let (data, response): (Data, URLResponse)
-        let session = self.session
         do {
             if let bounded = session.delegate as? BoundedTransfers {
                 (data, response) = try await bounded.send(request, on: session, limit: limit, deadline: deadline)
@@ -121,13 +147,22 @@ open class HttpClient: NSObject, @unchecked Sendable {
     }
 
     /// Sends `request` and returns the body and response, whatever the status.
-    /// With ``cookies``, the request carries the cookies that belong to its URL and the
-    /// answer's cookies are kept before it is returned.
+    ///
+    /// With ``cookies``, the request carries the cookies that belong to its URL, follows no
+    /// redirect (the header would go wherever it points), and the answer's cookies are kept
+    /// before it is returned. A storage that fails to keep them is logged as an error and the
+    /// answer is still returned: it can hold what cannot be asked for twice, such as a token
+    /// from a rotating refresh.
     public func sendRequest(request: Request) async throws -> (Data, URLResponse) {
         guard let cookies else { return try await sendRequest(request: request.urlRequest) }
         try await cookies.prepare(request)
-        let (data, response) = try await sendRequest(request: request.urlRequest)
-        try await cookies.receive(response)
+        let signOffs = cookies.signOffCount
+        let (data, response) = try await sendRequest(request: request.urlRequest, on: cookieSession)
+        do {
+            _ = try await cookies.receive(response, sentAfter: signOffs)
+        } catch {
+            LogManager.logger.e("The answer's cookies could not be kept: \(error)", error: error)
+        }
         return (data, response)
     }
 

@@ -31,7 +31,7 @@ struct URLProtocolViewTests {
     func sharedSessionSeesLaterProtocol() async throws {
         StubProvider.reset()
         let client = HttpClient(session: .shared)
-        URLProtocol.registerClass(StubProvider.self)
+        _ = URLProtocol.registerClass(StubProvider.self)
         defer { URLProtocol.unregisterClass(StubProvider.self) }
         let request = Request()
         request.url(StubProvider.base + "/.well-known/openid-configuration")

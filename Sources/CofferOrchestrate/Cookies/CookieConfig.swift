@@ -77,10 +77,11 @@ public final class CookieConfig: Sendable {
 
     /// Keeps the persisted cookies in an `EncryptedFileStorage` set up with the spec's Android
     /// options (`fileName`, `keyAlias`, `strongBoxPreferred`, `cacheStrategy`); the file name
-    /// defaults to `com.pingidentity.sdk.v1.cookies`.
+    /// defaults to `com.pingidentity.sdk.v1.cookies`, or the account given to ``init(account:)``.
     public func storage(_ configure: (inout FileStorageConfiguration) -> Void) {
+        let fileName = self.fileName
         cookieStorage = EncryptedFileStorage<[Cookie]> { file in
-            file.fileName = Self.defaultFileName
+            file.fileName = fileName
             configure(&file)
         }
     }

@@ -9,15 +9,19 @@ public actor InMemoryCookieStorage {
     /// An empty jar.
     public init() {}
 
-    /// Lays `cookie` over the jar (the same name, domain and path replaces; an expired one
-    /// removes). Returns `false`, keeping nothing, when it would be one cookie more than
-    /// `limit`.
+    /// Lays `cookies` over the jar by `rules` (the same name, domain and path replaces; an
+    /// expired one removes) and returns what was kept and refused.
     @discardableResult
-    public func setCookie(_ cookie: Cookie, now: Date = Date(), limit: Int = CookieModule.largestJar) -> Bool {
-        let merged = Cookie.merge([cookie], over: jar, now: now)
-        guard merged.count <= max(limit, jar.count) else { return false }
-        jar = merged
-        return true
+    public func setCookies(_ cookies: [Cookie], now: Date = Date(), rules: CookieMergeRules = CookieModule.rules(secure: true)) -> CookieMergeOutcome {
+        let outcome = Cookie.merge(cookies, over: jar, now: now, rules: rules)
+        jar = outcome.kept
+        return outcome
+    }
+
+    /// Lays `cookie` over the jar, within ``CookieModule``'s bounds; `false` when it was refused.
+    @discardableResult
+    public func setCookie(_ cookie: Cookie, now: Date = Date()) -> Bool {
+        setCookies([cookie], now: now).kept.contains(cookie) || cookie.isExpired(at: now)
     }
 
     /// The cookies that go with a request for `url` at `now`.
@@ -28,9 +32,12 @@ public actor InMemoryCookieStorage {
     /// Every cookie held, expired or not.
     public var all: [Cookie] { jar }
 
-    /// Forgets the cookies that would go with a request for `url`.
+    /// Forgets the cookies that would go with a request for `url` (over https, at any time).
     public func deleteCookies(url: URL) {
-        jar.removeAll { $0.isSent(to: url, now: .distantPast) }
+        var secure = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        secure?.scheme = "https"
+        let target = secure?.url ?? url
+        jar.removeAll { $0.isSent(to: target, now: .distantPast) }
     }
 
     /// Forgets every cookie.

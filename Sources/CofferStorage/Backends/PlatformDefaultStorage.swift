@@ -7,52 +7,109 @@ import Logging
 /// Ping's modules keep their tokens and cookies in `KeychainStorage` (`ACCESS_TOKEN_STORAGE`,
 /// `COOKIE_STORAGE`). A server, a container or an SSH session has no Secret Service, and a
 /// keychain storage there fails every call. ``make(account:fileName:directory:logger:)``
-/// therefore chooses, in this order:
+/// chooses once and records the choice in `<fileName>.backend` beside the file, as
+/// ``KeyStoreSelection`` records where a key is:
 ///
-/// 1. **The encrypted file, when it already exists** (`fileName` in ``DataDirectory/default``):
-///    data once kept there stays there, whatever the keyring does later.
-/// 2. **The OS keyring, when it is usable now**: Ping's default, `KeychainStorage(account:
+/// 1. **The recorded choice**, when there is one. A recorded keyring that cannot be used now
+///    gives a storage whose calls fail with ``KeychainError/unavailable(reason:)``: it never switches
+///    to a file, which would leave a live session in the keyring that nothing reads or deletes.
+/// 2. Before the first choice, **the encrypted file when it already exists** (`fileName` in
+///    ``DataDirectory/default``).
+/// 3. Else **the OS keyring, when it is usable now**: Ping's default, `KeychainStorage(account:
 ///    encryptor: SecuredKeyEncryptor() ?? NoEncryptor(), cacheable: true)`.
-/// 3. **Otherwise an ``EncryptedFileStorage``** named `fileName`, its key where
-///    ``KeyStoreSelection`` records it (a 0600 key file on a machine without a keyring, or the
-///    TPM or a passphrase once `coffer key move` put it there). The choice is logged.
+/// 4. Else **an ``EncryptedFileStorage``** named `fileName`, its key where ``KeyStoreSelection``
+///    records it (a 0600 key file on a machine without a keyring, or the TPM or a passphrase
+///    once `coffer key move` put it there).
 ///
-/// The file names are the spec's Android defaults: `com.pingidentity.sdk.v1.tokens` and
-/// `com.pingidentity.sdk.v1.cookies`.
+/// The choice is logged. The file names are the spec's Android defaults:
+/// `com.pingidentity.sdk.v1.tokens` and `com.pingidentity.sdk.v1.cookies`.
 public enum PlatformDefaultStorage {
-    /// Where ``make(account:fileName:directory:logger:)`` would keep the data now.
-    public enum Choice: Sendable, Equatable {
+    /// Where ``make(account:fileName:directory:logger:)`` keeps the data.
+    public enum Choice: String, Sendable, Equatable {
         /// The OS keyring, under the account.
-        case keyring(account: String)
+        case keyring
         /// An encrypted file.
-        case encryptedFile(URL)
+        case encryptedFile = "file"
     }
 
-    /// Where the data for `account` / `fileName` would be kept now (see the type's discussion).
-    /// Checking the keyring blocks for at most 3 seconds on one that does not answer.
-    public static func choice(account: String, fileName: String, directory: URL? = nil) -> Choice {
-        let file = (directory ?? DataDirectory.default).appendingPathComponent(fileName)
+    /// Where the data for `account` / `fileName` is kept: the recorded choice, or the one the
+    /// type's discussion describes, recorded now. Checking the keyring blocks for at most
+    /// 3 seconds on one that does not answer.
+    ///
+    /// - Throws: ``KeyStoreSelection/SelectionError`` when the record cannot be read or names
+    ///   neither; ``StorageError`` when it cannot be written.
+    public static func choice(account: String, fileName: String, directory: URL? = nil,
+                              logger: Logger = Logger(label: "org.coffer.storage")) throws -> Choice {
+        let directory = directory ?? DataDirectory.default
+        let record = RecordFile(directory.appendingPathComponent(fileName + ".backend"))
+        let recorded: String?
+        do {
+            recorded = try record.read()
+        } catch {
+            throw KeyStoreSelection.SelectionError.unreadable(path: record.path, cause: error)
+        }
+        if let recorded {
+            guard let choice = Choice(rawValue: recorded) else {
+                throw KeyStoreSelection.SelectionError.unknownLocation(path: record.path, text: recorded)
+            }
+            return choice
+        }
+        let file = directory.appendingPathComponent(fileName)
         var status = stat()
-        if lstat(file.path, &status) == 0 { return .encryptedFile(file) }
-        if SecretService(timeout: .seconds(3)).usabilityProblem() == nil { return .keyring(account: account) }
-        return .encryptedFile(file)
+        let choice: Choice
+        if lstat(file.path, &status) == 0 {
+            choice = .encryptedFile
+        } else if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
+            logger.notice("the OS keyring cannot be used; keeping the data in an encrypted file",
+                          metadata: ["file": "\(file.path)", "reason": "\(problem)"])
+            choice = .encryptedFile
+        } else {
+            choice = .keyring
+        }
+        try FileTrust.prepareDirectory(directory)
+        try record.write(choice.rawValue)
+        return choice
     }
 
     /// The storage for `account` (in the keyring) or `fileName` (in `directory`, by default
     /// ``DataDirectory/default``), chosen as the type's discussion says. Both keep a memory copy,
-    /// as Ping's default does.
+    /// as Ping's default does. When the choice cannot be made (an unreadable record), every
+    /// call of the storage fails with the reason.
     public static func make<T: Codable & Sendable>(
         account: String, fileName: String, directory: URL? = nil,
         logger: Logger = Logger(label: "org.coffer.storage")
     ) -> StorageDelegate<T> {
-        switch choice(account: account, fileName: fileName, directory: directory) {
-        case .keyring(let account):
-            return KeychainStorage<T>(account: account, encryptor: SecuredKeyEncryptor() ?? NoEncryptor(), cacheable: true)
-        case .encryptedFile(let file):
-            logger.notice("keeping the data in an encrypted file: the OS keyring cannot be used here, or the file already exists",
-                          metadata: ["file": "\(file.path)"])
+        let chosen: Choice
+        do {
+            chosen = try choice(account: account, fileName: fileName, directory: directory, logger: logger)
+        } catch {
+            logger.error("the default storage cannot be chosen; every operation will fail until it can",
+                         metadata: ["file": "\(fileName)", "reason": "\(error)"])
+            return StorageDelegate(delegate: UnusableStorage<T>(reason: error))
+        }
+        switch chosen {
+        case .keyring:
+            let encryptor: any Encryptor
+            if let secured = SecuredKeyEncryptor() {
+                encryptor = secured
+            } else {
+                logger.warning("no key can be kept for sealing; the keyring's own encryption is all the data has",
+                               metadata: ["account": "\(account)"])
+                encryptor = NoEncryptor()
+            }
+            return KeychainStorage<T>(account: account, encryptor: encryptor, cacheable: true)
+        case .encryptedFile:
             return EncryptedFileStorage<T>(fileName: fileName, directory: directory, strongBoxPreferred: true,
                                            cacheStrategy: .cache, logger: logger)
         }
     }
+}
+
+/// Stands in for a storage that cannot be chosen: every call throws the reason.
+struct UnusableStorage<T: Codable & Sendable>: Storage {
+    let reason: any Error
+
+    func save(item: T) async throws { throw reason }
+    func get() async throws -> T? { throw reason }
+    func delete() async throws { throw reason }
 }

@@ -44,10 +44,11 @@ public struct Cookie: Codable, Sendable, Hashable {
 }
 
 extension Cookie: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The cookie's name, domain, path and expiry; the value shows only as `<redacted>`, so a cookie
-    /// can be logged safely.
+    /// The cookie's name, domain, path and expiry; the value shows only as `<redacted>` and control
+    /// characters as `\u{…}`, so a cookie can be logged and printed safely.
     public var description: String {
-        "Cookie(\(name), domain: \(domain), path: \(path), expiresAt: \(expiresAt.map { "\($0)" } ?? "session"), value: <redacted>)"
+        let (name, domain, path) = (TerminalText.escaped(name), TerminalText.escaped(domain), TerminalText.escaped(path))
+        return "Cookie(\(name), domain: \(domain), path: \(path), expiresAt: \(expiresAt.map { "\($0)" } ?? "session"), value: <redacted>)"
     }
 
     /// The same as ``description``: the value stays redacted in the debugger and in `debugPrint`.

@@ -41,30 +41,26 @@ public final class CookieStore: Sendable {
     /// - Returns: The cookies now stored.
     @discardableResult
     public func merge(_ cookies: [Cookie], now: Date = Date()) async throws -> [Cookie] {
-        try await merge(cookies, now: now, limit: .max).kept
+        try await merge(cookies, now: now, rules: CookieMergeRules()).kept
     }
 
-    /// ``merge(_:now:)``, keeping at most `limit` cookies (or as many as are stored, if more):
-    /// a new cookie that would go past it is not kept and is returned in `refused`. The count
-    /// is checked in the same locked step as the write.
-    public func merge(_ cookies: [Cookie], now: Date = Date(), limit: Int) async throws -> (kept: [Cookie], refused: [Cookie]) {
+    /// ``merge(_:now:)`` by `rules` (how many cookies a domain and the jar may hold, and whether
+    /// the cookies came over plain http), in the same locked step as the write. What the rules
+    /// refuse is not kept and is returned.
+    public func merge(_ cookies: [Cookie], now: Date = Date(), rules: CookieMergeRules) async throws -> CookieMergeOutcome {
         let (storage, persist) = (storage, persist)
         return try await exclusively {
-            let stored = try await storage.get() ?? []
-            var merged = Cookie.merge([], over: stored, now: now)
-            var refused: [Cookie] = []
-            for cookie in cookies where persist.contains(cookie.name) {
-                let next = Cookie.merge([cookie], over: merged, now: now)
-                if next.count > max(limit, merged.count) { refused.append(cookie) } else { merged = next }
-            }
-            try await storage.save(item: merged)
-            return (merged, refused)
+            let outcome = Cookie.merge(cookies.filter { persist.contains($0.name) }, over: try await storage.get() ?? [], now: now, rules: rules)
+            try await storage.save(item: outcome.kept)
+            return outcome
         }
     }
 
-    /// The stored cookies that have not expired at `now`.
+    /// The stored cookies that have not expired at `now`, read from the storage itself (inside
+    /// its exclusive section, past any memory copy), so another process's changes are seen.
     public func cookies(now: Date = Date()) async throws -> [Cookie] {
-        try await lock.withLock {
+        let (storage, persist) = (storage, persist)
+        return try await exclusively {
             (try await storage.get() ?? []).filter { !$0.isExpired(at: now) && persist.contains($0.name) }
         }
     }
@@ -97,4 +93,64 @@ extension Cookie {
         }
         return order.compactMap { byIdentity[$0] }.filter { !$0.isExpired(at: now) }
     }
+
+    /// ``merge(_:over:now:)`` one new cookie at a time, by `rules`: a cookie that would take its
+    /// domain past ``CookieMergeRules/perDomain`` or the whole past ``CookieMergeRules/total``
+    /// is refused (replacing one counts nothing), and so is one from plain http that would
+    /// replace or delete a `Secure` cookie of its name (RFC 6265bis §5.7).
+    public static func merge(_ new: [Cookie], over stored: [Cookie], now: Date = Date(), rules: CookieMergeRules) -> CookieMergeOutcome {
+        var kept = merge([], over: stored, now: now)
+        var overLimit: [Cookie] = [], shadowingSecure: [Cookie] = []
+        for cookie in new {
+            if !rules.fromSecureOrigin, kept.contains(where: { $0.isSecure && $0.name == cookie.name && $0.sharesSite(with: cookie) }) {
+                shadowingSecure.append(cookie)
+                continue
+            }
+            let next = merge([cookie], over: kept, now: now)
+            let site = cookie.site
+            let ofSite = next.filter { $0.site == site }.count
+            if (next.count > kept.count) && (ofSite > rules.perDomain || next.count > rules.total) {
+                overLimit.append(cookie)
+            } else {
+                kept = next
+            }
+        }
+        return CookieMergeOutcome(kept: kept, overLimit: overLimit, shadowingSecure: shadowingSecure)
+    }
+
+    /// The domain without its leading dot: what the per-domain limit counts by.
+    var site: String { (domain.hasPrefix(".") ? String(domain.dropFirst()) : domain).lowercased() }
+
+    /// Whether either cookie's domain covers the other's.
+    func sharesSite(with other: Cookie) -> Bool {
+        site == other.site || site.hasSuffix("." + other.site) || other.site.hasSuffix("." + site)
+    }
+}
+
+/// How a merge of cookies is bounded (``CookieStore/merge(_:now:rules:)``).
+public struct CookieMergeRules: Sendable, Equatable {
+    /// The most cookies one domain may have kept.
+    public var perDomain: Int
+    /// The most cookies kept in all.
+    public var total: Int
+    /// Whether the new cookies came over https. From plain http, none may replace or delete a
+    /// `Secure` cookie of its name.
+    public var fromSecureOrigin: Bool
+
+    /// Rules with these bounds (none by default).
+    public init(perDomain: Int = .max, total: Int = .max, fromSecureOrigin: Bool = true) {
+        self.perDomain = perDomain
+        self.total = total
+        self.fromSecureOrigin = fromSecureOrigin
+    }
+}
+
+/// What a bounded merge kept and refused.
+public struct CookieMergeOutcome: Sendable, Equatable {
+    /// The cookies now kept.
+    public var kept: [Cookie]
+    /// New cookies refused by ``CookieMergeRules/perDomain`` or ``CookieMergeRules/total``.
+    public var overLimit: [Cookie]
+    /// New cookies from plain http refused because a `Secure` cookie of their name is kept.
+    public var shadowingSecure: [Cookie]
 }

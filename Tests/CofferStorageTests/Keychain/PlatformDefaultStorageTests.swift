@@ -13,7 +13,7 @@ struct PlatformDefaultStorageTests {
                                     removing: keyring ? [] : ["DBUS_SESSION_BUS_ADDRESS"])
     }
 
-    @Test("with a keyring: Ping's KeychainStorage, and no file")
+    @Test("with a keyring: Ping's KeychainStorage, recorded; without it later, an error, not a file")
     func desktop() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -23,6 +23,12 @@ struct PlatformDefaultStorageTests {
         #expect(!FileManager.default.fileExists(atPath: directory.appending("tokens").path))
         let kept = KeychainStorage<String>(account: account, encryptor: SecuredKeyEncryptor() ?? NoEncryptor())
         #expect(try await kept.get() == "value-\(account)")
+        #expect(try String(contentsOf: directory.appending("tokens.backend"), encoding: .utf8) == "keyring\n", "the choice is recorded")
+
+        let withoutKeyring = try await Self.run(directory.url, account: account, keyring: false)
+        #expect(withoutKeyring.status == 1 && withoutKeyring.stdout == "keyring\n", "a recorded keyring is not swapped for a file")
+        #expect(withoutKeyring.stderr.contains("Secret Service"), "\(withoutKeyring.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("tokens").path), "no second session was started in a file")
         try await kept.delete()
     }
 
@@ -33,12 +39,13 @@ struct PlatformDefaultStorageTests {
         let account = TestKeyring.uniqueAccount()
         let server = try await Self.run(directory.url, account: account, keyring: false)
         #expect(server.stdout == "file\nok\n", "\(server.stderr)")
-        #expect(server.stderr.contains("keeping the data in an encrypted file"), "the choice is logged")
+        #expect(server.stderr.contains("the OS keyring cannot be used; keeping the data in an encrypted file"), "the choice is logged")
         let file = directory.appending("tokens")
         #expect(!(try Data(contentsOf: file)).contains(Data("value-".utf8)), "the file is sealed")
         let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
 
+        #expect(try String(contentsOf: directory.appending("tokens.backend"), encoding: .utf8) == "file\n", "the choice is recorded")
         let desktop = try await Self.run(directory.url, account: account, keyring: true)
         #expect(desktop.stdout == "file\nok\n", "data once in the file stays there: \(desktop.stderr)")
         #expect(try await KeychainStorage<String>(account: account).get() == nil, "nothing went to the keyring")

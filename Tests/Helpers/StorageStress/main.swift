@@ -69,9 +69,10 @@ switch mode {
 case "platform-default":
     guard arguments.count == 3 else { fail([usage]) }
     let directory = URL(fileURLWithPath: arguments[1])
-    switch PlatformDefaultStorage.choice(account: arguments[2], fileName: "tokens", directory: directory) {
-    case .keyring: print("keyring")
-    case .encryptedFile: print("file")
+    do {
+        print(try PlatformDefaultStorage.choice(account: arguments[2], fileName: "tokens", directory: directory).rawValue)
+    } catch {
+        fail(["choice: \(error)"])
     }
     let storage: StorageDelegate<String> = PlatformDefaultStorage.make(account: arguments[2], fileName: "tokens", directory: directory)
     do {
