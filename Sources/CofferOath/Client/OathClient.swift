@@ -19,10 +19,31 @@ import Foundation
 /// from two tasks or (with Coffer's storages) two processes.
 public final class OathClient: Sendable {
     private let service: OathService
+    private let logger: any CofferMFACommons.Logger
 
-    private init(service: OathService) {
+    private init(service: OathService, logger: any CofferMFACommons.Logger) {
         self.service = service
+        self.logger = logger
     }
+
+    /// Runs `body` between Ping's log lines: `start` at debug level, then what `success` makes
+    /// of the result at the level it says, or `failure` and the error (never a secret) at error
+    /// level.
+    private func logged<R>(_ start: String, failure: String, success: (R) -> (level: LogLevel, message: String),
+                           _ body: () async throws -> R) async throws -> R {
+        logger.d(start)
+        do {
+            let result = try await body()
+            let (level, message) = success(result)
+            if level == .info { logger.i(message) } else { logger.d(message) }
+            return result
+        } catch {
+            logger.e("\(failure): \(error)", error: error)
+            throw error
+        }
+    }
+
+    private enum LogLevel { case debug, info }
 
     /// A client with the settings `configure` makes. Without a storage, an
     /// ``OathKeychainStorage`` with its defaults, written back into the configuration.
@@ -36,45 +57,63 @@ public final class OathClient: Sendable {
         configuration.storage = storage
         let logger = configuration.logger
         let evaluator = configuration.policyEvaluator ?? MfaPolicyEvaluator.standard(logger: logger)
-        return OathClient(service: OathService(storage: storage, evaluator: evaluator, logger: logger,
-                                               cacheEnabled: configuration.enableCredentialCache))
+        let client = OathClient(service: OathService(storage: storage, evaluator: evaluator, logger: logger,
+                                                     cacheEnabled: configuration.enableCredentialCache), logger: logger)
+        logger.d("OATH client initialized successfully")
+        return client
     }
 
     /// Parses `uri`, checks its policies (a failing one refuses it and stores nothing) and
     /// stores the credential.
     public func addCredentialFromUri(_ uri: String) async throws -> OathCredential {
-        try await service.add(uri: uri)
+        try await logged("Adding credential from URI", failure: "Failed to add credential from URI",
+                         success: { (.info, "Successfully added credential: \($0.issuer)") }) { try await service.add(uri: uri) }
     }
 
     /// Validates `credential`, applies its policies' lock state, and stores it (an update when
     /// its id exists).
     public func saveCredential(_ credential: OathCredential) async throws -> OathCredential {
-        try await service.save(credential)
+        try await logged("Saving credential: \(credential.id)", failure: "Failed to save credential \(credential.id)",
+                         success: { (.info, "Successfully saved credential: \($0.id)") }) { try await service.save(credential) }
     }
 
     /// Every credential, read from storage, each with the lock state its policies give it now.
     public func getCredentials() async throws -> [OathCredential] {
-        try await service.credentials()
+        try await logged("Retrieving all credentials", failure: "Failed to retrieve credentials",
+                         success: { (.debug, "Retrieved \($0.count) credentials") }) { try await service.credentials() }
     }
 
     /// The credential with this id (from the cache when it is on), or `nil`.
     public func getCredential(_ credentialId: String) async throws -> OathCredential? {
-        try await service.credential(credentialId)
+        try await logged("Retrieving credential: \(credentialId)", failure: "Failed to retrieve credential \(credentialId)",
+                         success: { (.debug, $0 == nil ? "Credential not found: \(credentialId)" : "Found credential: \(credentialId)") }) {
+            try await service.credential(credentialId)
+        }
     }
 
     /// Removes the credential; `false` when there was none.
     public func deleteCredential(_ credentialId: String) async throws -> Bool {
-        try await service.delete(credentialId)
+        try await logged("Deleting credential: \(credentialId)", failure: "Failed to delete credential \(credentialId)",
+                         success: { $0 ? (.info, "Successfully deleted credential: \(credentialId)") : (.debug, "Credential not found for deletion: \(credentialId)") }) {
+            try await service.delete(credentialId)
+        }
     }
 
     /// The credential's current code (TOTP) or next code (HOTP, its counter stored first).
     public func generateCode(_ credentialId: String) async throws -> String {
-        try await service.code(credentialId).code
+        try await logged("Generating code for credential: \(credentialId)", failure: "Failed to generate code for credential \(credentialId)",
+                         success: { _ in (.debug, "Successfully generated code for credential: \(credentialId)") }) {
+            try await service.code(credentialId).code
+        }
     }
 
     /// The code with its time left (TOTP) or the counter after it (HOTP).
     public func generateCodeWithValidity(_ credentialId: String) async throws -> OathCodeInfo {
-        try await service.code(credentialId)
+        try await logged("Generating code with validity for credential: \(credentialId)",
+                         failure: "Failed to generate code with validity for credential \(credentialId)",
+                         success: { _ in (.debug, "Successfully generated code with validity for credential: \(credentialId)") }) {
+            try await service.code(credentialId)
+        }
     }
 
     /// Imports accounts read from another authenticator's export (CofferMFATransfer's
@@ -100,6 +139,8 @@ public final class OathClient: Sendable {
 
     /// Empties the credential cache; the client stays usable.
     public func close() async throws {
+        logger.d("Closing OATH client")
         await service.close()
+        logger.i("OATH client closed successfully")
     }
 }

@@ -6,16 +6,16 @@ extension OathCredential {
     /// HOTP counter from 0; a secret of 1–1024 characters; issuer and account name of 1–256.
     /// Coffer also refuses a secret that is not base32 here, not at the first code.
     package func validate() throws {
-        guard (4...8).contains(digits) else { throw OathError.invalidParameterValue("digits must be from 4 to 8") }
-        if oathType == .totp, !(1...300).contains(period) { throw OathError.invalidParameterValue("period must be from 1 to 300 seconds") }
-        if oathType == .hotp, counter < 0 { throw OathError.invalidParameterValue("counter must not be negative") }
+        guard (4...8).contains(digits) else { throw OathError.invalidParameterValue("Digits must be between 4 and 8") }
+        if oathType == .totp, !(1...300).contains(period) { throw OathError.invalidParameterValue("Period must be between 1 and 300 seconds") }
+        if oathType == .hotp, counter < 0 { throw OathError.invalidParameterValue("Counter must be non-negative") }
         guard !secretKey.isEmpty else { throw OathError.invalidSecret("Secret key cannot be empty") }
-        guard secretKey.count <= 1024 else { throw OathError.invalidSecret("Secret key is longer than 1024 characters") }
+        guard secretKey.count <= 1024 else { throw OathError.invalidSecret("Secret key exceeds maximum length of 1024") }
         _ = try key()
         guard !issuer.isEmpty else { throw OathError.invalidParameterValue("Issuer cannot be empty") }
-        guard issuer.count <= 256 else { throw OathError.invalidParameterValue("Issuer is longer than 256 characters") }
+        guard issuer.count <= 256 else { throw OathError.invalidParameterValue("Issuer exceeds maximum length of 256") }
         guard !accountName.isEmpty else { throw OathError.invalidParameterValue("Account name cannot be empty") }
-        guard accountName.count <= 256 else { throw OathError.invalidParameterValue("Account name is longer than 256 characters") }
+        guard accountName.count <= 256 else { throw OathError.invalidParameterValue("Account name exceeds maximum length of 256") }
     }
 
     /// The key bytes of the base32 secret (case, spaces, `-` and padding ignored, as Coffer's

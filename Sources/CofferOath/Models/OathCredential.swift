@@ -132,6 +132,11 @@ public struct OathCredential: Codable, Identifiable, Sendable, CustomStringConve
         lockingPolicy = nil
     }
 
+    /// `credential` with `secretKey` (Ping's internal spelling of ``withSecret(_:)``).
+    static func withSecret(_ credential: OathCredential, secretKey: String) -> OathCredential {
+        credential.withSecret(secretKey)
+    }
+
     /// This credential with `secretKey` as its secret (what storages do after reading the
     /// metadata and the secret apart).
     public func withSecret(_ secretKey: String) -> OathCredential {

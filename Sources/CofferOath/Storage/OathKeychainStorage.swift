@@ -66,6 +66,12 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     public func storeOathCredential(_ credential: OathCredential) async throws {
+        let id = credential.id
+        try await logged("Storing OATH credential with ID: \(id)", failure: "Failed to store OATH credential with ID \(id)",
+                         success: { _ in "Successfully stored OATH credential with ID: \(id)" }) { try await store(credential) }
+    }
+
+    private func store(_ credential: OathCredential) async throws {
         try await run("store credential") {
             let sealed = try await items.seal(credential.secret, boundTo: field(credential.id))
             try await items.exclusively {
@@ -77,12 +83,20 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
-        try await run("retrieve credential") { try await read(credentialId) }
+        try await logged("Retrieving OATH credential with ID: \(credentialId)", failure: "Failed to retrieve OATH credential with ID \(credentialId)",
+                         success: { $0 == nil ? "OATH credential with ID \(credentialId) not found" : "Successfully retrieved OATH credential with ID: \(credentialId)" }) {
+            try await run("retrieve credential") { try await read(credentialId) }
+        }
     }
 
     /// Every readable credential, oldest first; one that cannot be read is logged and skipped,
     /// as in Ping (``retrieveOathCredential(credentialId:)`` names its fault).
     public func getAllOathCredentials() async throws -> [OathCredential] {
+        try await logged("Retrieving all OATH credentials", failure: "Failed to retrieve all OATH credentials",
+                         success: { "Successfully retrieved \($0.count) OATH credentials" }) { try await allCredentials() }
+    }
+
+    private func allCredentials() async throws -> [OathCredential] {
         try await run("retrieve credentials") {
             let metadata = try await keyring.search(metadataAttributes(nil))
             let secrets = Dictionary(try await keyring.search(secretAttributes(nil)).map { ($0.attributes["account"] ?? "", $0) },
@@ -101,6 +115,13 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     public func removeOathCredential(credentialId: String) async throws -> Bool {
+        try await logged("Removing OATH credential with ID: \(credentialId)", failure: "Failed to remove OATH credential with ID \(credentialId)",
+                         success: { $0 ? "Successfully removed OATH credential with ID: \(credentialId)" : "OATH credential with ID \(credentialId) not found for removal" }) {
+            try await remove(credentialId)
+        }
+    }
+
+    private func remove(_ credentialId: String) async throws -> Bool {
         try await run("remove credential") {
             try await items.exclusively {
                 let removed = try await keyring.clear(metadataAttributes(credentialId)) > 0
@@ -111,6 +132,11 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     public func clearOathCredentials() async throws {
+        try await logged("Clearing all OATH credentials", failure: "Failed to clear all OATH credentials",
+                         success: { _ in "Successfully cleared all OATH credentials" }) { try await clear() }
+    }
+
+    private func clear() async throws {
         try await run("clear credentials") {
             try await items.exclusively {
                 try await keyring.clear(metadataAttributes(nil))
@@ -180,7 +206,21 @@ public final class OathKeychainStorage: OathCounterStorage {
         }
     }
 
-    // MARK: - Locks and errors
+    // MARK: - Locks, errors and log lines
+
+    /// Runs `body` between Ping's debug log lines: `start`, then what `success` makes of the
+    /// result, or `failure` and the error (never a secret) at error level.
+    private func logged<R>(_ start: String, failure: String, success: (R) -> String, _ body: () async throws -> R) async throws -> R {
+        logger.d(start)
+        do {
+            let result = try await body()
+            logger.d(success(result))
+            return result
+        } catch {
+            logger.e("\(failure): \(error)", error: error)
+            throw error
+        }
+    }
 
     /// Runs `body`, refusing biometric options and mapping errors onto ``OathStorageError``.
     func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {

@@ -14,6 +14,8 @@ public final class PushConfiguration: Sendable {
         var logger: any CofferMFACommons.Logger = LogManager.logger
         var handlers: [String: any PushHandler] = [:]
         var ignoredHandlerKeys: [String] = []
+        /// The values set for the ignored keys, kept to be read back as they were set.
+        var ignoredHandlers: [String: SetAside] = [:]
         var notificationCleanupConfig = NotificationCleanupConfig.default()
     }
 
@@ -59,18 +61,29 @@ public final class PushConfiguration: Sendable {
     }
 
     /// Handlers by platform id (`pingam`), replacing the default ``PingAMPushHandler`` for the
-    /// same id. Values that are not a ``PushHandler`` are ignored, with a warning when the
-    /// client is created.
+    /// same id. Values that are not a ``PushHandler`` are read back as they were set, as Ping's
+    /// are, and ignored by the client, with a warning when it is created.
     public var customPushHandlers: [String: Any] {
-        get { values.withLock { $0.handlers.mapValues { $0 as Any } } }
+        get {
+            values.withLock { values in
+                values.ignoredHandlers.mapValues(\.value).merging(values.handlers.mapValues { $0 as Any }) { $1 }
+            }
+        }
         set {
             var handlers: [String: any PushHandler] = [:]
-            var ignored: [String] = []
+            var ignored: [String: SetAside] = [:]
             for (key, value) in newValue {
-                if let handler = value as? any PushHandler { handlers[key] = handler } else { ignored.append(key) }
+                if let handler = value as? any PushHandler { handlers[key] = handler } else { ignored[key] = SetAside(value: value) }
             }
-            values.withLock { $0.handlers = handlers; $0.ignoredHandlerKeys = ignored }
+            values.withLock { $0.handlers = handlers; $0.ignoredHandlerKeys = ignored.keys.sorted(); $0.ignoredHandlers = ignored }
         }
+    }
+
+    /// A value set in ``customPushHandlers`` that is not a handler.
+    // @unchecked Sendable: the value is never read or changed by Coffer, only handed back to
+    // the caller who set it, and it is stored and read only under the configuration's lock.
+    struct SetAside: @unchecked Sendable {
+        let value: Any
     }
 
     /// How stored notifications are purged (default: the newest 100 per credential after each

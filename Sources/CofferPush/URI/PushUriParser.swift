@@ -74,8 +74,8 @@ public enum PushUriParser {
             URLQueryItem(name: "r", value: Data(credential.registrationEndpoint.utf8).base64URLEncodedString()),
             URLQueryItem(name: "a", value: Data(credential.authenticationEndpoint.utf8).base64URLEncodedString()),
             URLQueryItem(name: "s", value: credential.secret.urlSafeEncoding()),
-            URLQueryItem(name: "issuer", value: credential.issuer),
         ]
+        if !credential.issuer.isEmpty { items.append(URLQueryItem(name: "issuer", value: credential.issuer)) }
         if let userId = credential.userId { items.append(URLQueryItem(name: "d", value: Base64.encodeBase64(userId))) }
         if !credential.resourceId.isEmpty { items.append(URLQueryItem(name: "pid", value: Base64.encodeBase64(credential.resourceId))) }
         if let image = credential.imageURL { items.append(URLQueryItem(name: "image", value: Base64.encodeBase64(image))) }
@@ -92,7 +92,7 @@ public enum PushUriParser {
         let reader: AuthenticatorURI
         do { reader = try AuthenticatorURI(trimmed) } catch { throw PushError(error) }
         guard reader.scheme == "pushauth" || reader.scheme == UriParser.mfauthScheme else {
-            throw PushError.invalidUri("the scheme is not pushauth or mfauth")
+            throw PushError.invalidUri("Invalid URI scheme: \(reader.scheme), expected: pushauth or \(UriParser.mfauthScheme)")
         }
         return reader
     }
