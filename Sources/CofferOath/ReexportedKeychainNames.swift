@@ -6,3 +6,5 @@
 @_exported import let CofferMFACommons.kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
 @_exported import let CofferMFACommons.kSecAttrAccessibleAfterFirstUnlock
 @_exported import let CofferMFACommons.kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly
+@_exported import let CofferMFACommons.kSecAttrAccessibleAlways
+@_exported import let CofferMFACommons.kSecAttrAccessibleAlwaysThisDeviceOnly

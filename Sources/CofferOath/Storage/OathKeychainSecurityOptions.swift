@@ -1,8 +1,11 @@
 import CofferMFACommons
 
 /// How ``OathKeychainStorage`` protects its items, with Ping's presets. On Linux:
-/// - `accessibility`: every value means "while the keyring is unlocked, on this machine only"
-///   (see `kSecAttrAccessibleWhenUnlockedThisDeviceOnly`);
+/// - `accessibility`: each of Apple's values means "while the keyring is unlocked, on this machine
+///   only" (see `kSecAttrAccessibleWhenUnlockedThisDeviceOnly`), except `kSecAttrAccessibleAlways`
+///   and `…AlwaysThisDeviceOnly` (readable while locked) and values that are not Apple's: a
+///   storage with one refuses every call with ``OathStorageError/accessDenied(_:)``
+///   (`KeychainAccessibility`);
 /// - `requireBiometrics`: Linux has no biometric-gated keyring, so a storage with it refuses
 ///   every call with ``OathStorageError/accessDenied(_:)`` rather than store without it;
 ///   ``biometric`` and ``biometricOnly`` are therefore refused;

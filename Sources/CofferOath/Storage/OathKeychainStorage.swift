@@ -228,6 +228,11 @@ public final class OathKeychainStorage: OathCounterStorage {
             throw OathStorageError.accessDenied("biometric protection of keyring items is not available on Linux; use OathKeychainSecurityOptions.standard")
         }
         do {
+            try KeychainAccessibility.check(securityOptions.accessibility)
+        } catch {
+            throw OathStorageError.accessDenied(error.errorDescription ?? "\(error)")
+        }
+        do {
             return try await body()
         } catch let error as OathStorageError {
             throw error

@@ -30,7 +30,9 @@ public final class PushKeychainStorage: PushStorage {
     public let notificationService: String
     /// The `service` attribute of the device token item.
     public let tokenService: String
-    /// Kept as given: every value means "while the keyring is unlocked, on this machine only".
+    /// Kept as given: each of Apple's values means "while the keyring is unlocked, on this
+    /// machine only", except `kSecAttrAccessibleAlways…` and values that are not Apple's, which
+    /// fail every call (`KeychainAccessibility`).
     public let accessibility: String
     /// The group whose items this storage sees.
     public let accessGroup: String?
@@ -271,9 +273,13 @@ public final class PushKeychainStorage: PushStorage {
     }
 
     /// Runs `body`; failures become ``PushStorageError/storageFailure(_:_:)`` naming the
-    /// operation, as Ping's do.
+    /// operation, as Ping's do. An ``accessibility`` the keyring cannot honour fails every call
+    /// (its cause a `KeychainAccessibilityError`).
     private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
-        do { return try await body() } catch {
+        do {
+            try KeychainAccessibility.check(accessibility)
+            return try await body()
+        } catch {
             throw PushStorageError.storageFailure("Failed to \(operation)", error)
         }
     }
