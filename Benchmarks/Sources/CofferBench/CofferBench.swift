@@ -20,14 +20,15 @@ struct CofferBench: AsyncParsableCommand {
             (SQLite, PostgreSQL with --postgres; the keychain one at --keychain-notifications); P11 a TPM-sealed
             key: `coffer code` unsealing it in a new process vs tpm2-tools' unseal of the same object and vs a key
             file, and a warm EncryptedFileStorage get with TPMKeyStore vs FileKeyStore (a software TPM of its own);
-            P12 OidcClient.token() with a valid stored token vs the storage's own get(), cached and not.
+            P12 OidcClient.token() with a valid stored token vs the storage's own get(), cached and not;
+            P13 `coffer token` (new process) vs Debian's `oidc-token` asking oidc-agent, same provider.
             """)
 
     @Option(help: ArgumentHelp("Where to put the stores (on the disk you want measured).", valueName: "dir"))
     var data: String
 
     @Option(help: "Which benchmarks to run, by id.")
-    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12"]
+    var only: [String] = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13"]
 
     @Flag(help: "Small sizes and few samples: checks that every benchmark runs, in about a minute.")
     var quick = false
@@ -117,6 +118,14 @@ struct CofferBench: AsyncParsableCommand {
             let plan = quick ? SamplePlan(warmup: 5, samples: 20, batch: 1) : SamplePlan(warmup: 50, samples: 400, batch: 1)
             let cached = quick ? SamplePlan(warmup: 100, samples: 50, batch: 100) : SamplePlan(warmup: 10_000, samples: 400, batch: 1_000)
             try await OidcBenchmark(directory: directory.appendingPathComponent("oidc"), plan: plan, cachedPlan: cached).run(into: report)
+        }
+
+        if wanted.contains("P13") {
+            guard let coffer else { throw ValidationError("P13 needs --coffer") }
+            guard ProcessInfo.processInfo.environment["COFFER_TEST_OIDC_ISSUER"] != nil else {
+                throw ValidationError("P13 needs the provider scripts/with-oidc-provider runs (scripts/bench starts it)")
+            }
+            try TokenToolBenchmark(coffer: coffer, directory: directory, runs: quick ? 3 : 40).run(into: report)
         }
 
         print(report.table())

@@ -54,3 +54,9 @@ class Command(BaseCommand):
             client_id="coffer-device", name="Coffer (device)", client_type=Application.CLIENT_PUBLIC,
             authorization_grant_type=Application.GRANT_DEVICE_CODE, **common,
         )
+        # The benchmarks' floor: Debian's oidc-agent signs in with the device grant, as a
+        # confidential client (oidc-gen requires a secret); Coffer signs in beside it as itself.
+        Application.objects.create(
+            client_id="oidc-agent", client_secret=secret, name="oidc-agent (the benchmarks' floor)",
+            client_type=Application.CLIENT_CONFIDENTIAL, authorization_grant_type=Application.GRANT_DEVICE_CODE, **common,
+        )
