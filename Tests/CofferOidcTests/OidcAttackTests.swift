@@ -32,6 +32,31 @@ struct OidcAttackTests {
         #expect(results.compactMap { $0 }.count == 1 && StubProvider.calls("/token") == 1, "one exchange")
     }
 
+    @Test("a redirect handed to extractCodeAndGetToken names the provider when it says it always does (RFC 9207)")
+    func redirectIssuer() async throws {
+        let base = StubProvider.base
+        StubProvider.reset { $0.discovery = """
+            {"issuer": "\(base)", "authorization_endpoint": "\(base)/authorize", "token_endpoint": "\(base)/token",
+             "userinfo_endpoint": "\(base)/userinfo", "authorization_response_iss_parameter_supported": true}
+            """ }
+        let config = stubConfig()
+        try await config.oidcInitialize()
+        let client = OidcClient(config: config)
+        func redirect(_ iss: String?) throws -> URL {
+            let url = try client.generateAuthorizeUrl()
+            let state = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+            let issuer = iss.map { "&iss=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") } ?? ""
+            return URL(string: "http://127.0.0.1:8765/callback?code=c&state=\(state)\(issuer)")!
+        }
+        for bad in [nil, "https://evil.example"] {
+            let error = await #expect(throws: OidcError.self) { try await client.extractCodeAndGetToken(from: try redirect(bad)) }
+            #expect(error?.errorMessage.contains("RFC 9207") == true)
+        }
+        #expect(StubProvider.calls("/token") == 0, "nothing was exchanged")
+        _ = try await client.extractCodeAndGetToken(from: try redirect(base))
+        #expect(StubProvider.calls("/token") == 1)
+    }
+
     @Test("a revoke made while a refresh is in flight is not undone by it")
     func revokeAfterRefresh() async throws {
         StubProvider.reset { $0.delay = .milliseconds(400) }

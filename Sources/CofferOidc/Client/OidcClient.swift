@@ -80,6 +80,7 @@ public final class OidcClient: @unchecked Sendable {
             return .success(waiting)
         }
         let pkce = try taken.get()
+        if let problem = config.openId?.redirectIssuerProblem(value("iss")) { throw OidcError.authorizeError(message: problem) }
         if let error = value("error") {
             throw OidcError.authorizeError(message: "The provider refused: \(TerminalText.escaped(String(error.prefix(100))))")
         }

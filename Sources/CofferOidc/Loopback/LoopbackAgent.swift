@@ -25,8 +25,8 @@ import Synchronization
 /// - **A forged or stale redirect.** An answer without the `state` sent, or with another, is
 ///   answered with an error page and never exchanged; the agent keeps waiting for the real one
 ///   until ``Settings/timeout``.
-/// - **A mixed-up provider.** A redirect whose `iss` (RFC 9207) is not the provider's issuer is
-///   refused.
+/// - **A mixed-up provider.** A redirect whose `iss` (RFC 9207) is not the provider's issuer, or
+///   that has none when the provider says it always sends one, is refused.
 /// - **Leaks.** The code is exchanged with the PKCE verifier (S256) that only this process
 ///   has; the pages it answers forbid caching and referrers.
 ///
@@ -109,9 +109,9 @@ public final class LoopbackAgent: Agent {
                 client.logger.w("A redirect with another state reached the sign-in's listener; it was refused", error: nil)
                 return nil
             }
-            if let issuer = request.value("iss"), issuer != openId.issuer {
-                request.respond(status: 400, title: "Wrong provider", text: "This answer comes from another provider than the one asked; it was not used.")
-                return .failure(.authorizeError(message: "The redirect came from another issuer than the provider's (RFC 9207); nothing was exchanged"))
+            if let problem = openId.redirectIssuerProblem(request.value("iss")) {
+                request.respond(status: 400, title: "Wrong provider", text: "This answer does not come from the provider asked; it was not used.")
+                return .failure(.authorizeError(message: problem))
             }
             if let error = request.value("error") {
                 request.respond(status: 200, title: "Sign-in refused", text: "The provider refused the sign-in. You can close this tab.")

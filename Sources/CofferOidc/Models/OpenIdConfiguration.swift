@@ -22,6 +22,9 @@ public struct OpenIdConfiguration: Codable, Sendable {
     public let jwksUri: String?
     /// The device authorization endpoint (RFC 8628).
     public let deviceAuthorizationEndpoint: String?
+    /// Whether the provider puts `iss` in every authorization response (RFC 9207): then a
+    /// response without it is refused, as a mix-up attack's would be.
+    public let authorizationResponseIssParameterSupported: Bool
 
     private enum CodingKeys: String, CodingKey {
         case authorizationEndpoint = "authorization_endpoint"
@@ -33,6 +36,7 @@ public struct OpenIdConfiguration: Codable, Sendable {
         case issuer
         case jwksUri = "jwks_uri"
         case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
     }
 
     /// Reads a discovery document; a missing endpoint of Ping's five is an empty string.
@@ -48,5 +52,22 @@ public struct OpenIdConfiguration: Codable, Sendable {
         issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
         jwksUri = try container.decodeIfPresent(String.self, forKey: .jwksUri)
         deviceAuthorizationEndpoint = try container.decodeIfPresent(String.self, forKey: .deviceAuthorizationEndpoint)
+        authorizationResponseIssParameterSupported =
+            (try? container.decodeIfPresent(Bool.self, forKey: .authorizationResponseIssParameterSupported)) ?? false
+    }
+}
+
+extension OpenIdConfiguration {
+    /// Why an authorization response whose `iss` is `iss` (`nil` without one) cannot be this
+    /// provider's (RFC 9207: another issuer, or none when the provider always names itself),
+    /// or `nil` when it can.
+    func redirectIssuerProblem(_ iss: String?) -> String? {
+        if let iss, iss != issuer {
+            return "The redirect came from another issuer than the provider's (RFC 9207); nothing was exchanged"
+        }
+        if iss == nil, authorizationResponseIssParameterSupported {
+            return "The redirect did not name its issuer, which the provider always does (RFC 9207); nothing was exchanged"
+        }
+        return nil
     }
 }

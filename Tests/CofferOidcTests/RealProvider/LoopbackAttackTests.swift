@@ -92,7 +92,8 @@ struct LoopbackAttackTests {
         let config = TestProvider.config(browser: browser)
         let signIn = Task { await OidcClient(config: config).token() }
         let (port, state) = try await Self.opened(browser)
-        #expect(try await Self.curl("http://127.0.0.1:\(port)/callback?error=access_denied&error_description=no%1b%5b2J&state=\(state)") == 200)
+        let issuer = try #require(TestProvider.issuer?.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        #expect(try await Self.curl("http://127.0.0.1:\(port)/callback?error=access_denied&error_description=no%1b%5b2J&state=\(state)&iss=\(issuer)") == 200)
         let result = await signIn.value
         guard case .failure(let error) = result else { Issue.record("\(result)"); return }
         #expect(error.errorMessage.contains("access_denied") && !error.errorMessage.contains("\u{1b}"))
@@ -111,6 +112,22 @@ struct LoopbackAttackTests {
         let result = await signIn.value
         guard case .failure(let error) = result else { Issue.record("\(result)"); return }
         #expect(error.errorMessage.contains("RFC 9207"))
+        browser.release()
+    }
+
+    @Test("a redirect without iss, from a provider that always sends one (RFC 9207), is refused, nothing exchanged")
+    func missingIssuer() async throws {
+        let browser = Browser(holding: true)
+        defer { browser.remove() }
+        let config = TestProvider.config(browser: browser)
+        let signIn = Task { await OidcClient(config: config).token() }
+        let (port, state) = try await Self.opened(browser)
+        #expect(config.openId?.authorizationResponseIssParameterSupported == true, "the provider says it names itself")
+        #expect(try await Self.curl("http://127.0.0.1:\(port)/callback?code=x&state=\(state)") == 400)
+        let result = await signIn.value
+        guard case .failure(let error) = result else { Issue.record("\(result)"); return }
+        #expect(error.errorMessage.contains("did not name its issuer"))
+        #expect(try await config.storage.get() == nil)
         browser.release()
     }
 

@@ -72,6 +72,8 @@ OAUTH2_PROVIDER = {
     },
     "DEFAULT_SCOPES": ["openid"],
     "PKCE_REQUIRED": True,
+    # RFC 9207: every authorization response names its issuer, and the discovery document says so.
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     # Each refresh gives a new refresh token, and presenting a spent one revokes the whole
     # chain: two refreshers of one session log its user out.
     "ROTATE_REFRESH_TOKEN": True,
