@@ -134,6 +134,10 @@ public struct OidcSessions: Sendable {
     /// A valid access token of `name`: the stored one when it is valid for `minValid` seconds
     /// more, else refreshed first (one refresh for every process asking at once).
     ///
+    /// A stored token that is valid is returned without a word to the provider (not even its
+    /// discovery document), as an agent's cached token is: a provider that is down, or a
+    /// machine offline, does not stop a token that still works.
+    ///
     /// - Throws: ``OidcSessionError/notFound(_:)``; ``OidcSessionError/signInAgain(_:reason:)``
     ///   when the provider refused the refresh (the session is kept; nothing is deleted).
     public func token(_ name: String, minValid: Int64 = 0) async throws -> Token {
@@ -143,6 +147,10 @@ public struct OidcSessions: Sendable {
             config.refreshThreshold = minValid
             config.updateAgent(DefaultAgent())
             let stored = try await config.storage.get()
+            // Valid, and still this session's (not one a sign-in replaced meanwhile): no network.
+            if let stored, !stored.isExpired(threshold: minValid), try await self.settings(name) == settings {
+                return stored
+            }
             let result = await OidcClient(config: config).token()
             // Signed in again meanwhile (other settings): ask the new session instead.
             if try await self.settings(name) != settings { continue }
