@@ -191,6 +191,26 @@ struct CookieAttackTests {
         #expect(try reader.cookie(from: "ST=1; Max-Age=-99999999999999999999999")!.get().isExpired(), "a huge negative Max-Age deletes")
     }
 
+    @Test("an account never names another file of the data directory; one that cannot be a file name fails every call")
+    func accountNamesAreNamespaced() async throws {
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let database = temporary.url.appendingPathComponent("authenticator.sqlite")
+        try Data("not cookies".utf8).write(to: database)
+        let choice = try PlatformDefaultStorage.choice(account: "x", fileName: CookieConfig.defaultFileName + ".authenticator.sqlite",
+                                                       directory: temporary.url)
+        _ = choice
+        #expect(throws: PlatformDefaultStorage.ChoiceError.self) {
+            try PlatformDefaultStorage.choice(account: "x", fileName: CookieConfig.defaultFileName + "/../../x", directory: temporary.url)
+        }
+        #expect(try Data(contentsOf: database) == Data("not cookies".utf8))
+        try "bogus\n".write(to: temporary.url.appendingPathComponent("t.backend"), atomically: true, encoding: .utf8)
+        let error = #expect(throws: PlatformDefaultStorage.ChoiceError.self) {
+            try PlatformDefaultStorage.choice(account: "x", fileName: "t", directory: temporary.url)
+        }
+        #expect(error?.errorDescription?.contains("'keyring' or 'file'") == true)
+    }
+
     @Test("CookieConfig(account:).storage { } keeps each account's cookies in a file of its own")
     func accountsKeepTheirOwnFiles() throws {
         let temporary = TemporaryDirectory()
@@ -199,6 +219,6 @@ struct CookieAttackTests {
         alice.storage { $0.directory = temporary.url }
         bob.storage { $0.directory = temporary.url }
         let files = [alice, bob].compactMap { ($0.cookieStorage as? EncryptedFileStorage<[Cookie]>)?.fileURL.lastPathComponent }
-        #expect(files == ["alice_cookies", "bob_cookies"])
+        #expect(files == ["com.pingidentity.sdk.v1.cookies.alice_cookies", "com.pingidentity.sdk.v1.cookies.bob_cookies"])
     }
 }

@@ -57,6 +57,20 @@ struct OidcAttackTests {
         #expect(StubProvider.calls("/token") == 1)
     }
 
+    @Test("a token with control characters (a terminal escape, a CR LF for a header) is refused, nothing stored")
+    func controlCharactersInTokens() async throws {
+        StubProvider.reset {
+            $0.refreshStatus = 200
+            $0.refreshBody = #"{"access_token": "ok\u001b]0;pwned\u0007", "token_type": "Bearer", "expires_in": 600, "refresh_token": "r"}"#
+        }
+        let config = stubConfig()
+        try await config.storage.save(item: Token(accessToken: "old", expiresIn: -10, refreshToken: "refresh-0"))
+        let result = await OidcClient(config: config).token()
+        guard case .failure(let error) = result else { Issue.record("\(result)"); return }
+        #expect(error.errorMessage.contains("control characters") && !error.errorMessage.contains("\u{1B}"))
+        #expect(try await config.storage.get()?.accessToken == "old", "the session is kept")
+    }
+
     @Test("a revoke made while a refresh is in flight is not undone by it")
     func revokeAfterRefresh() async throws {
         StubProvider.reset { $0.delay = .milliseconds(400) }

@@ -1,5 +1,6 @@
 import CofferMFACommons
 import CofferMFATransfer
+import CofferStorage
 import Foundation
 
 /// Adds OATH credentials from enrolment URIs, keeps them in an ``OathStorage``, and makes their
@@ -31,14 +32,15 @@ public final class OathClient: Sendable {
     /// level.
     private func logged<R>(_ start: String, failure: String, success: (R) -> (level: LogLevel, message: String),
                            _ body: () async throws -> R) async throws -> R {
-        logger.d(start)
+        // Ids and errors quote the caller's or the store's text: control characters escaped.
+        logger.d(TerminalText.escaped(start))
         do {
             let result = try await body()
             let (level, message) = success(result)
-            if level == .info { logger.i(message) } else { logger.d(message) }
+            if level == .info { logger.i(TerminalText.escaped(message)) } else { logger.d(TerminalText.escaped(message)) }
             return result
         } catch {
-            logger.e("\(failure): \(error)", error: error)
+            logger.e(TerminalText.escaped("\(failure): \(error)"), error: error)
             throw error
         }
     }

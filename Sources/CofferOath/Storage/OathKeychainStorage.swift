@@ -211,13 +211,14 @@ public final class OathKeychainStorage: OathCounterStorage {
     /// Runs `body` between Ping's debug log lines: `start`, then what `success` makes of the
     /// result, or `failure` and the error (never a secret) at error level.
     private func logged<R>(_ start: String, failure: String, success: (R) -> String, _ body: () async throws -> R) async throws -> R {
-        logger.d(start)
+        // Ids and errors quote stored text: control characters escaped.
+        logger.d(TerminalText.escaped(start))
         do {
             let result = try await body()
-            logger.d(success(result))
+            logger.d(TerminalText.escaped(success(result)))
             return result
         } catch {
-            logger.e("\(failure): \(error)", error: error)
+            logger.e(TerminalText.escaped("\(failure): \(error)"), error: error)
             throw error
         }
     }

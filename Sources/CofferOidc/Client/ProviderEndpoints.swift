@@ -48,11 +48,19 @@ extension OidcClientConfig {
 
     /// The token in a token endpoint's successful answer.
     static func token(from data: Data) throws -> Token {
+        let token: Token
         do {
-            return try JSONDecoder().decode(Token.self, from: data)
+            token = try JSONDecoder().decode(Token.self, from: data)
         } catch {
             throw OidcError.unknown(message: "The token endpoint's answer is not a token")
         }
+        // Printed by `coffer token` into terminals and headers: control characters (terminal
+        // escapes, a CR LF that would split a header) are never part of a real token.
+        for (field, value) in [("access_token", token.accessToken), ("refresh_token", token.refreshToken ?? ""), ("token_type", token.tokenType ?? "")]
+        where value.unicodeScalars.contains(where: TerminalText.isControl) {
+            throw OidcError.unknown(message: "The token endpoint's \(field) holds control characters; it was not stored")
+        }
+        return token
     }
 }
 

@@ -52,8 +52,11 @@ public struct OpenIdConfiguration: Codable, Sendable {
         issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
         jwksUri = try container.decodeIfPresent(String.self, forKey: .jwksUri)
         deviceAuthorizationEndpoint = try container.decodeIfPresent(String.self, forKey: .deviceAuthorizationEndpoint)
+        // A provider that writes it as a string ("true") means it too: read leniently, never off by mistake.
         authorizationResponseIssParameterSupported =
-            (try? container.decodeIfPresent(Bool.self, forKey: .authorizationResponseIssParameterSupported)) ?? false
+            (try? container.decodeIfPresent(Bool.self, forKey: .authorizationResponseIssParameterSupported))
+            ?? (try? container.decodeIfPresent(String.self, forKey: .authorizationResponseIssParameterSupported))
+                .map { $0?.lowercased() == "true" } ?? false
     }
 }
 

@@ -146,11 +146,13 @@ public struct OidcSessions: Sendable {
             let config = try config(name, settings: settings)
             config.refreshThreshold = minValid
             config.updateAgent(DefaultAgent())
-            let stored = try await config.storage.get()
-            // Valid, and still this session's (not one a sign-in replaced meanwhile): no network.
-            if let stored, !stored.isExpired(threshold: minValid), try await self.settings(name) == settings {
-                return stored
+            // Valid, and still this session's: read with the settings in the session's section,
+            // where a sign-in replaces both, so it is never a replaced session's. No network.
+            let stored = try await config.storage.withExclusiveSection {
+                let token = try await config.storage.get()
+                return try await self.settings(name) == settings ? token : nil
             }
+            if let stored, !stored.isExpired(threshold: minValid) { return stored }
             let result = await OidcClient(config: config).token()
             // Signed in again meanwhile (other settings): ask the new session instead.
             if try await self.settings(name) != settings { continue }

@@ -69,15 +69,19 @@ public final class CookieConfig: Sendable {
     }
 
     /// A configuration whose default storage is the keyring account `account` (or, without a
-    /// usable keyring, an encrypted file of that name): one per user of a multi-user app.
+    /// usable keyring, the encrypted file `com.pingidentity.sdk.v1.cookies.<account>`): one per
+    /// user of a multi-user app. An account that cannot be part of a file name (a `/`, say)
+    /// gives a storage whose every call fails, saying why.
     public init(account: String) {
         self.account = account
-        self.fileName = account
+        // Namespaced: an account never names another file of the data directory (`keystore`,
+        // `authenticator.sqlite`, the token file), which the storage would otherwise adopt.
+        self.fileName = Self.defaultFileName + "." + account
     }
 
     /// Keeps the persisted cookies in an `EncryptedFileStorage` set up with the spec's Android
     /// options (`fileName`, `keyAlias`, `strongBoxPreferred`, `cacheStrategy`); the file name
-    /// defaults to `com.pingidentity.sdk.v1.cookies`, or the account given to ``init(account:)``.
+    /// defaults to `com.pingidentity.sdk.v1.cookies`, or `…cookies.<account>` for ``init(account:)``.
     public func storage(_ configure: (inout FileStorageConfiguration) -> Void) {
         let fileName = self.fileName
         cookieStorage = EncryptedFileStorage<[Cookie]> { file in

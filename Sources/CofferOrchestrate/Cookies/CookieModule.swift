@@ -114,16 +114,20 @@ public final class CookieModule: Sendable {
         guard let response = response as? HTTPURLResponse, let url = response.url else { return [] }
         var (cookies, refused) = SetCookieReader(url: url, now: now).read(response)
         guard !cookies.isEmpty || !refused.isEmpty else { return [] }
-        guard signOffCount == signOffs else { return [] }
+        // Checked again inside each locked step: a sign-off that runs meanwhile wins.
+        let current: @Sendable () -> Bool = { [self] in signOffCount == signOffs }
+        guard current() else { return [] }
         let rules = Self.rules(secure: url.scheme?.lowercased() == "https")
         let store = self.store
         let persisted = cookies.filter { store?.persist.contains($0.name) ?? false }
         if let store, !persisted.isEmpty {
-            refused += Self.refusals(try await store.merge(persisted, now: now, rules: rules))
+            guard let outcome = try await store.merge(persisted, now: now, rules: rules, if: current) else { return [] }
+            refused += Self.refusals(outcome)
         }
         let others = cookies.filter { !(store?.persist.contains($0.name) ?? false) }
         if !others.isEmpty {
-            refused += Self.refusals(await config.inMemoryStorage.setCookies(others, now: now, rules: rules))
+            guard let outcome = await config.inMemoryStorage.setCookies(others, now: now, rules: rules, if: current) else { return [] }
+            refused += Self.refusals(outcome)
         }
         for refusal in refused { LogManager.logger.w("\(refusal)", error: nil) }
         return refused

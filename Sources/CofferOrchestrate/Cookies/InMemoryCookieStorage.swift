@@ -13,6 +13,13 @@ public actor InMemoryCookieStorage {
     /// expired one removes) and returns what was kept and refused.
     @discardableResult
     public func setCookies(_ cookies: [Cookie], now: Date = Date(), rules: CookieMergeRules = CookieModule.rules(secure: true)) -> CookieMergeOutcome {
+        setCookies(cookies, now: now, rules: rules, if: { true }) ?? CookieMergeOutcome(kept: jar, overLimit: [], shadowingSecure: [])
+    }
+
+    /// ``setCookies(_:now:rules:)`` only if `wanted()` still says so inside the jar's actor
+    /// (`nil`, nothing kept, otherwise).
+    func setCookies(_ cookies: [Cookie], now: Date, rules: CookieMergeRules, if wanted: () -> Bool) -> CookieMergeOutcome? {
+        guard wanted() else { return nil }
         let outcome = Cookie.merge(cookies, over: jar, now: now, rules: rules)
         jar = outcome.kept
         return outcome

@@ -8,11 +8,13 @@ import Logging
 /// `COOKIE_STORAGE`). A server, a container or an SSH session has no Secret Service, and a
 /// keychain storage there fails every call. ``make(account:fileName:directory:logger:)``
 /// chooses once and records the choice in `<fileName>.backend` beside the file, as
-/// ``KeyStoreSelection`` records where a key is:
+/// ``KeyStoreSelection`` records where a key is; processes choosing at the same moment all take
+/// the first one's choice (the record is written under its lock):
 ///
 /// 1. **The recorded choice**, when there is one. A recorded keyring that cannot be used now
-///    gives a storage whose calls fail with ``KeychainError/unavailable(reason:)``: it never switches
-///    to a file, which would leave a live session in the keyring that nothing reads or deletes.
+///    gives a storage whose calls fail with ``KeychainError/unavailable(reason:)``: it never
+///    switches to a file, which would leave a live session in the keyring that nothing reads or
+///    deletes.
 /// 2. Before the first choice, **the encrypted file when it already exists** (`fileName` in
 ///    ``DataDirectory/default``).
 /// 3. Else **the OS keyring, when it is usable now**: Ping's default, `KeychainStorage(account:
@@ -32,49 +34,52 @@ public enum PlatformDefaultStorage {
         case encryptedFile = "file"
     }
 
+    /// Why the choice cannot be made or read.
+    public enum ChoiceError: Error, LocalizedError, Sendable {
+        /// `fileName` cannot name a file in the data directory.
+        case invalidFileName(StorageError)
+        /// The record names neither `keyring` nor `file`.
+        case unknownRecord(path: String, text: String)
+
+        /// What is wrong and what to do.
+        public var errorDescription: String? {
+            switch self {
+            case .invalidFileName(let cause): return cause.errorDescription
+            case let .unknownRecord(path, _): return "\(path) does not say 'keyring' or 'file', as it should. Restore it."
+            }
+        }
+    }
+
     /// Where the data for `account` / `fileName` is kept: the recorded choice, or the one the
     /// type's discussion describes, recorded now. Checking the keyring blocks for at most
     /// 3 seconds on one that does not answer.
     ///
-    /// - Throws: ``KeyStoreSelection/SelectionError`` when the record cannot be read or names
-    ///   neither; ``StorageError`` when it cannot be written.
+    /// - Throws: ``ChoiceError``; ``StorageError`` when the record cannot be read or written
+    ///   (a wrong owner, mode or link at its path included).
     public static func choice(account: String, fileName: String, directory: URL? = nil,
                               logger: Logger = Logger(label: "org.coffer.storage")) throws -> Choice {
+        if let problem = FileName.validate(fileName) { throw ChoiceError.invalidFileName(problem) }
         let directory = directory ?? DataDirectory.default
         let record = RecordFile(directory.appendingPathComponent(fileName + ".backend"))
-        let recorded: String?
-        do {
-            recorded = try record.read()
-        } catch {
-            throw KeyStoreSelection.SelectionError.unreadable(path: record.path, cause: error)
-        }
-        if let recorded {
-            guard let choice = Choice(rawValue: recorded) else {
-                throw KeyStoreSelection.SelectionError.unknownLocation(path: record.path, text: recorded)
-            }
-            return choice
-        }
         let file = directory.appendingPathComponent(fileName)
-        var status = stat()
-        let choice: Choice
-        if lstat(file.path, &status) == 0 {
-            choice = .encryptedFile
-        } else if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
-            logger.notice("the OS keyring cannot be used; keeping the data in an encrypted file",
-                          metadata: ["file": "\(file.path)", "reason": "\(problem)"])
-            choice = .encryptedFile
-        } else {
-            choice = .keyring
+        let text = try record.recordIfAbsent {
+            var status = stat()
+            if lstat(file.path, &status) == 0 { return Choice.encryptedFile.rawValue }
+            if let problem = SecretService(timeout: .seconds(3)).usabilityProblem() {
+                logger.notice("the OS keyring cannot be used; keeping the data in an encrypted file",
+                              metadata: ["file": "\(file.path)", "reason": "\(problem)"])
+                return Choice.encryptedFile.rawValue
+            }
+            return Choice.keyring.rawValue
         }
-        try FileTrust.prepareDirectory(directory)
-        try record.write(choice.rawValue)
+        guard let choice = Choice(rawValue: text) else { throw ChoiceError.unknownRecord(path: record.path, text: text) }
         return choice
     }
 
     /// The storage for `account` (in the keyring) or `fileName` (in `directory`, by default
     /// ``DataDirectory/default``), chosen as the type's discussion says. Both keep a memory copy,
-    /// as Ping's default does. When the choice cannot be made (an unreadable record), every
-    /// call of the storage fails with the reason.
+    /// as Ping's default does. When the choice cannot be made (an unreadable record, a name that
+    /// is not a file's), every call of the storage fails with the reason.
     public static func make<T: Codable & Sendable>(
         account: String, fileName: String, directory: URL? = nil,
         logger: Logger = Logger(label: "org.coffer.storage")
@@ -84,7 +89,7 @@ public enum PlatformDefaultStorage {
             chosen = try choice(account: account, fileName: fileName, directory: directory, logger: logger)
         } catch {
             logger.error("the default storage cannot be chosen; every operation will fail until it can",
-                         metadata: ["file": "\(fileName)", "reason": "\(error)"])
+                         metadata: ["reason": "\(error)"])
             return StorageDelegate(delegate: UnusableStorage<T>(reason: error))
         }
         switch chosen {

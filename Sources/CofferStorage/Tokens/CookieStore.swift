@@ -48,8 +48,17 @@ public final class CookieStore: Sendable {
     /// the cookies came over plain http), in the same locked step as the write. What the rules
     /// refuse is not kept and is returned.
     public func merge(_ cookies: [Cookie], now: Date = Date(), rules: CookieMergeRules) async throws -> CookieMergeOutcome {
+        try await merge(cookies, now: now, rules: rules, if: { true }) ?? CookieMergeOutcome(kept: [], overLimit: [], shadowingSecure: [])
+    }
+
+    /// ``merge(_:now:rules:)`` only if `wanted()` still says so once the locked step has begun
+    /// (`nil`, nothing written, otherwise): how a sign-off that ran meanwhile wins over cookies
+    /// that were on their way.
+    public func merge(_ cookies: [Cookie], now: Date = Date(), rules: CookieMergeRules,
+                      if wanted: @escaping @Sendable () -> Bool) async throws -> CookieMergeOutcome? {
         let (storage, persist) = (storage, persist)
         return try await exclusively {
+            guard wanted() else { return nil }
             let outcome = Cookie.merge(cookies.filter { persist.contains($0.name) }, over: try await storage.get() ?? [], now: now, rules: rules)
             try await storage.save(item: outcome.kept)
             return outcome
@@ -153,4 +162,11 @@ public struct CookieMergeOutcome: Sendable, Equatable {
     public var overLimit: [Cookie]
     /// New cookies from plain http refused because a `Secure` cookie of their name is kept.
     public var shadowingSecure: [Cookie]
+
+    /// An outcome: what was kept and what was refused.
+    public init(kept: [Cookie], overLimit: [Cookie] = [], shadowingSecure: [Cookie] = []) {
+        self.kept = kept
+        self.overLimit = overLimit
+        self.shadowingSecure = shadowingSecure
+    }
 }

@@ -43,6 +43,23 @@ struct OfflineTokenTests {
         #expect(try await offline.token("work", minValid: 60).accessToken == signedIn.accessToken)
         #expect(Unreachable.requests.withLock { $0 } == 0, "no request for a valid token")
 
+        // A sign-in replacing the session holds its section: a token read meanwhile waits for it
+        // and is the new session's, never the replaced one (which that sign-in revokes).
+        let storage = try offline.tokenStorage("work")
+        let holding = Mutex(false)
+        let reading = Task {
+            while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            return try await offline.token("work").accessToken
+        }
+        try await storage.withExclusiveSection {
+            holding.withLock { $0 = true }
+            try await Task.sleep(for: .milliseconds(300))
+            var replaced = signedIn
+            replaced.accessToken = "the-new-session"
+            try await storage.save(item: replaced)
+        }
+        #expect(try await reading.value == "the-new-session")
+
         // Valid for less than the caller needs: a refresh is due, and the provider is gone.
         await #expect(throws: (any Error).self) { try await offline.token("work", minValid: 3_600) }
         #expect(Unreachable.requests.withLock { $0 } > 0)

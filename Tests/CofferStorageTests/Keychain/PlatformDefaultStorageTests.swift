@@ -50,4 +50,18 @@ struct PlatformDefaultStorageTests {
         #expect(desktop.stdout == "file\nok\n", "data once in the file stays there: \(desktop.stderr)")
         #expect(try await KeychainStorage<String>(account: account).get() == nil, "nothing went to the keyring")
     }
+
+    @Test("two processes choosing at once, one with a keyring and one without, record and use one choice")
+    func concurrentFirstChoices() async throws {
+        for _ in 0..<4 {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let account = TestKeyring.uniqueAccount()
+            async let withKeyring = Self.run(directory.url, account: account, keyring: true)
+            async let without = Self.run(directory.url, account: account, keyring: false)
+            let (one, other) = try await (withKeyring, without)
+            #expect(one.stdout.split(separator: "\n").first == other.stdout.split(separator: "\n").first, "\(one.stdout) / \(other.stdout)")
+            try? await KeychainStorage<String>(account: account).delete()
+        }
+    }
 }

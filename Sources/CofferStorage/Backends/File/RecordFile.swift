@@ -49,6 +49,20 @@ public struct RecordFile: Sendable {
         try file.write(Data((value + "\n").utf8))
     }
 
+    /// The recorded value, or, when there is none yet, `make()`'s, recorded: read and written
+    /// under the record's lock, so processes choosing at once all get the first one's choice.
+    public func recordIfAbsent(_ make: () throws -> String) throws -> String {
+        try FileTrust.prepareDirectory(file.directory)
+        return try file.update { existing in
+            if let existing {
+                let text = String(decoding: existing.prefix(Self.maximumSize + 1), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                return (nil, text)
+            }
+            let value = try make()
+            return (Data((value + "\n").utf8), value)
+        }
+    }
+
     /// Removes the record (durably: its directory is synced); a missing one is no error.
     public func remove() throws {
         try file.remove()
