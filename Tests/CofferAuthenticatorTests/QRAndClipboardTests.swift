@@ -188,6 +188,13 @@ struct QRAndClipboardTests {
         #expect(try await clipboardText().isEmpty, "cleared")
 
         try await coffer(directory.url, ["code", "deno", "--copy"], environment: environment)
+        // The user copies something of theirs only once the code is there: before, coffer's
+        // xclip could take the selection back after it (a busy machine is slow to fork it).
+        code = ""
+        for _ in 0..<70 where code.count != 6 {
+            code = try await clipboardText()
+            if code.count != 6 { try await Task.sleep(for: .milliseconds(100)) }
+        }
         _ = try await CofferProcess.run(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", "printf 'mine' | xclip -selection clipboard -in"],
                                         environment: ["DISPLAY": display], deadline: .seconds(10))
         try await Task.sleep(for: .seconds(11.5))
