@@ -47,6 +47,7 @@ struct ExitStatusToolTests {
             (64, #""$COFFER" help nosuch"#),
             (64, #""$COFFER" man --directory ''"#),
             (64, #""$COFFER" show"#),
+            (64, #""$COFFER" rename 'Deno: Ada'"#),
             (64, #""$COFFER" code --watch --json"#),
             (64, #"COFFER_STORE_BACKEND=floppy "$COFFER" store get greeting"#),
             (69, #""$COFFER" list --backend keychain"#),

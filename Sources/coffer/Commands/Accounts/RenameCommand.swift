@@ -22,7 +22,9 @@ struct RenameCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            guard issuer != nil || account != nil else { throw CommandFailure("give --issuer, --account or both") }
+            guard issuer != nil || account != nil else {
+                throw CommandFailure.usage("give the new names: --issuer, --account or both (coffer rename --help)")
+            }
             let (authenticator, storage) = try options.open()
             let found = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory),
                                              query: query, unchanged: "nothing was renamed").account
