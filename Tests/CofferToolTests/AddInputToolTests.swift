@@ -45,35 +45,13 @@ struct AddInputToolTests {
     func typedSecret() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        // A pseudo-terminal gives coffer a terminal; each answer is typed once its prompt is
-        // shown (not after a pause, which a busy machine outlasts, echoing what was typed).
+        // script(1) gives coffer a terminal; each answer is typed after a pause for the prompt,
+        // long enough for a machine busy with the whole suite (1 s was not, once).
         let result = try await Self.run("""
             "$COFFER" add --issuer X --account given --secret 'not!base32' 2>&1; echo "given=$?"
-            python3 - "$COFFER" <<'PY'
-            import os, pty, select, sys, time
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[1], [sys.argv[1], "add", "--issuer", "X", "--account", "typed"])
-            seen = b""
-            def read_until(prompts, limit=120):
-                global seen
-                deadline = time.time() + limit
-                while seen.count(b"Secret (base32): ") < prompts and time.time() < deadline:
-                    if select.select([fd], [], [], 0.2)[0]:
-                        try:
-                            chunk = os.read(fd, 4096)
-                        except OSError:
-                            return
-                        if not chunk:
-                            return
-                        seen += chunk
-            read_until(1); os.write(fd, b"wrong!one\\n")
-            read_until(2); os.write(fd, b"JBSWY3DPEHPK3PXP\\n")
-            read_until(3)
-            status = os.waitpid(pid, 0)[1]
-            sys.stdout.write(seen.decode("utf-8", "replace"))
-            print("typed=%d" % os.waitstatus_to_exitcode(status))
-            PY
+            command="$COFFER add --issuer X --account typed"
+            (sleep 4; printf 'wrong!one\\n'; sleep 4; printf 'JBSWY3DPEHPK3PXP\\n') | script -qec "$command" /dev/null
+            echo "typed=$?"
             "$COFFER" list | grep 'X: '
             """, scratch: scratch)
         let out = result.stdout

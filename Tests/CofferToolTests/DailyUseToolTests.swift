@@ -44,7 +44,7 @@ struct DailyUseToolTests {
         }
         for empty in [["--issuer", "   "], ["--account", ""]] {
             let refused = try await coffer(directory.url, ["rename", "github"] + empty)
-            #expect(refused.status == 1 && refused.stderr.contains("must not be empty"))
+            #expect(refused.status == 64 && refused.stderr.contains("must not be empty"), "a usage error")
         }
     }
 

@@ -48,6 +48,8 @@ struct ExitStatusToolTests {
             (64, #""$COFFER" man --directory ''"#),
             (64, #""$COFFER" show"#),
             (64, #""$COFFER" rename 'Deno: Ada'"#),
+            (64, #"echo x | "$COFFER" add - --issuer X"#),
+            (64, #""$COFFER" add --issuer X --account y --secret JBSWY3DPEHPK3PXP --digits 9"#),
             (64, #""$COFFER" code --watch --json"#),
             (64, #"COFFER_STORE_BACKEND=floppy "$COFFER" store get greeting"#),
             (69, #""$COFFER" list --backend keychain"#),

@@ -120,7 +120,7 @@ struct AddCommand: AsyncParsableCommand {
     private func resolvedURIs() throws -> [(number: Int, text: String)] {
         if let qrImage {
             guard uri == nil, secret == nil, issuer == nil, account == nil else {
-                throw CommandFailure("give either --qr or a URI or --secret/--issuer/--account, not several")
+                throw CommandFailure.usage("give either --qr or a URI or --secret/--issuer/--account, not several")
             }
             let texts = try QRCodeImage.texts(in: StandardStreams.readFile(qrImage, limit: ImportCommand.sizeLimit))
             guard !texts.isEmpty else { throw CommandFailure("no QR code was found in \(qrImage)") }
@@ -131,7 +131,7 @@ struct AddCommand: AsyncParsableCommand {
         }
         if let uri {
             guard secret == nil, issuer == nil, account == nil else {
-                throw CommandFailure("give either a URI or --secret/--issuer/--account, not both")
+                throw CommandFailure.usage("give either a URI or --secret/--issuer/--account, not both")
             }
             guard uri == "-" else { return [(1, uri)] }
             let lines = try StandardStreams.inputLines(limit: StandardStreams.uriInputLimit, what: "URIs")
@@ -139,9 +139,11 @@ struct AddCommand: AsyncParsableCommand {
             return lines
         }
         guard let issuer = issuer?.trimmingCharacters(in: .whitespaces), let account = account?.trimmingCharacters(in: .whitespaces) else {
-            throw CommandFailure("give a URI (or - to read it from standard input), or --issuer and --account (see coffer add --help)")
+            throw CommandFailure.usage("give a URI (or - to read it from standard input), or --issuer and --account (see coffer add --help)")
         }
-        guard !issuer.isEmpty, !account.isEmpty else { throw CommandFailure("--issuer and --account must not be empty") }
+        guard !issuer.isEmpty, !account.isEmpty else { throw CommandFailure.usage("--issuer and --account must not be empty") }
+        // The options' own ranges, said of the options (not of a URI the user never wrote).
+        guard (6...8).contains(digits) else { throw CommandFailure.usage("--digits must be 6, 7 or 8 (it was \(digits))") }
         let mechanismType = type.mechanismType
         let typedSecret: String
         switch secret {

@@ -34,7 +34,7 @@ struct RenameCommand: AsyncParsableCommand {
             do {
                 (renamed, id) = try await authenticator.rename(found, issuer: issuer, accountName: account)
             } catch AuthenticatorError.invalidName(let reason) {
-                throw CommandFailure(reason)  // as before: a name that cannot be used (issue 33 reviews the statuses)
+                throw CommandFailure.usage(reason)  // a name typed on the command line that cannot be used
             } catch AuthenticatorError.notFound {
                 throw CommandFailure.noMatch("\(AccountQuery.title(found)) is no longer stored (removed meanwhile); nothing was renamed")
             } catch {
