@@ -27,26 +27,6 @@ public final class OathClient: Sendable {
         self.logger = logger
     }
 
-    /// Runs `body` between Ping's log lines: `start` at debug level, then what `success` makes
-    /// of the result at the level it says, or `failure` and the error (never a secret) at error
-    /// level.
-    private func logged<R>(_ start: String, failure: String, success: (R) -> (level: LogLevel, message: String),
-                           _ body: () async throws -> R) async throws -> R {
-        // Ids and errors quote the caller's or the store's text: control characters escaped.
-        logger.d(TerminalText.escaped(start))
-        do {
-            let result = try await body()
-            let (level, message) = success(result)
-            if level == .info { logger.i(TerminalText.escaped(message)) } else { logger.d(TerminalText.escaped(message)) }
-            return result
-        } catch {
-            logger.e(TerminalText.escaped("\(failure): \(error)"), error: error)
-            throw error
-        }
-    }
-
-    private enum LogLevel { case debug, info }
-
     /// A client with the settings `configure` makes. Without a storage, an
     /// ``OathKeychainStorage`` with its defaults, written back into the configuration.
     public static func createClient(configure: (OathConfiguration) -> Void = { _ in }) async throws -> OathClient {
@@ -68,26 +48,26 @@ public final class OathClient: Sendable {
     /// Parses `uri`, checks its policies (a failing one refuses it and stores nothing) and
     /// stores the credential.
     public func addCredentialFromUri(_ uri: String) async throws -> OathCredential {
-        try await logged("Adding credential from URI", failure: "Failed to add credential from URI",
+        try await logger.logged("Adding credential from URI", failure: "Failed to add credential from URI",
                          success: { (.info, "Successfully added credential: \($0.issuer)") }) { try await service.add(uri: uri) }
     }
 
     /// Validates `credential`, applies its policies' lock state, and stores it (an update when
     /// its id exists).
     public func saveCredential(_ credential: OathCredential) async throws -> OathCredential {
-        try await logged("Saving credential: \(credential.id)", failure: "Failed to save credential \(credential.id)",
+        try await logger.logged("Saving credential: \(credential.id)", failure: "Failed to save credential \(credential.id)",
                          success: { (.info, "Successfully saved credential: \($0.id)") }) { try await service.save(credential) }
     }
 
     /// Every credential, read from storage, each with the lock state its policies give it now.
     public func getCredentials() async throws -> [OathCredential] {
-        try await logged("Retrieving all credentials", failure: "Failed to retrieve credentials",
+        try await logger.logged("Retrieving all credentials", failure: "Failed to retrieve credentials",
                          success: { (.debug, "Retrieved \($0.count) credentials") }) { try await service.credentials() }
     }
 
     /// The credential with this id (from the cache when it is on), or `nil`.
     public func getCredential(_ credentialId: String) async throws -> OathCredential? {
-        try await logged("Retrieving credential: \(credentialId)", failure: "Failed to retrieve credential \(credentialId)",
+        try await logger.logged("Retrieving credential: \(credentialId)", failure: "Failed to retrieve credential \(credentialId)",
                          success: { (.debug, $0 == nil ? "Credential not found: \(credentialId)" : "Found credential: \(credentialId)") }) {
             try await service.credential(credentialId)
         }
@@ -95,7 +75,7 @@ public final class OathClient: Sendable {
 
     /// Removes the credential; `false` when there was none.
     public func deleteCredential(_ credentialId: String) async throws -> Bool {
-        try await logged("Deleting credential: \(credentialId)", failure: "Failed to delete credential \(credentialId)",
+        try await logger.logged("Deleting credential: \(credentialId)", failure: "Failed to delete credential \(credentialId)",
                          success: { $0 ? (.info, "Successfully deleted credential: \(credentialId)") : (.debug, "Credential not found for deletion: \(credentialId)") }) {
             try await service.delete(credentialId)
         }
@@ -103,7 +83,7 @@ public final class OathClient: Sendable {
 
     /// The credential's current code (TOTP) or next code (HOTP, its counter stored first).
     public func generateCode(_ credentialId: String) async throws -> String {
-        try await logged("Generating code for credential: \(credentialId)", failure: "Failed to generate code for credential \(credentialId)",
+        try await logger.logged("Generating code for credential: \(credentialId)", failure: "Failed to generate code for credential \(credentialId)",
                          success: { _ in (.debug, "Successfully generated code for credential: \(credentialId)") }) {
             try await service.code(credentialId).code
         }
@@ -111,7 +91,7 @@ public final class OathClient: Sendable {
 
     /// The code with its time left (TOTP) or the counter after it (HOTP).
     public func generateCodeWithValidity(_ credentialId: String) async throws -> OathCodeInfo {
-        try await logged("Generating code with validity for credential: \(credentialId)",
+        try await logger.logged("Generating code with validity for credential: \(credentialId)",
                          failure: "Failed to generate code with validity for credential \(credentialId)",
                          success: { _ in (.debug, "Successfully generated code with validity for credential: \(credentialId)") }) {
             try await service.code(credentialId)

@@ -67,8 +67,8 @@ public final class OathKeychainStorage: OathCounterStorage {
 
     public func storeOathCredential(_ credential: OathCredential) async throws {
         let id = credential.id
-        try await logged("Storing OATH credential with ID: \(id)", failure: "Failed to store OATH credential with ID \(id)",
-                         success: { _ in "Successfully stored OATH credential with ID: \(id)" }) { try await store(credential) }
+        try await logger.logged("Storing OATH credential with ID: \(id)", failure: "Failed to store OATH credential with ID \(id)",
+                         success: { _ in (.debug, "Successfully stored OATH credential with ID: \(id)") }) { try await store(credential) }
     }
 
     private func store(_ credential: OathCredential) async throws {
@@ -83,8 +83,8 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
-        try await logged("Retrieving OATH credential with ID: \(credentialId)", failure: "Failed to retrieve OATH credential with ID \(credentialId)",
-                         success: { $0 == nil ? "OATH credential with ID \(credentialId) not found" : "Successfully retrieved OATH credential with ID: \(credentialId)" }) {
+        try await logger.logged("Retrieving OATH credential with ID: \(credentialId)", failure: "Failed to retrieve OATH credential with ID \(credentialId)",
+                         success: { (.debug, $0 == nil ? "OATH credential with ID \(credentialId) not found" : "Successfully retrieved OATH credential with ID: \(credentialId)") }) {
             try await run("retrieve credential") { try await read(credentialId) }
         }
     }
@@ -92,8 +92,8 @@ public final class OathKeychainStorage: OathCounterStorage {
     /// Every readable credential, oldest first; one that cannot be read is logged and skipped,
     /// as in Ping (``retrieveOathCredential(credentialId:)`` names its fault).
     public func getAllOathCredentials() async throws -> [OathCredential] {
-        try await logged("Retrieving all OATH credentials", failure: "Failed to retrieve all OATH credentials",
-                         success: { "Successfully retrieved \($0.count) OATH credentials" }) { try await allCredentials() }
+        try await logger.logged("Retrieving all OATH credentials", failure: "Failed to retrieve all OATH credentials",
+                         success: { (.debug, "Successfully retrieved \($0.count) OATH credentials") }) { try await allCredentials() }
     }
 
     private func allCredentials() async throws -> [OathCredential] {
@@ -115,8 +115,8 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     public func removeOathCredential(credentialId: String) async throws -> Bool {
-        try await logged("Removing OATH credential with ID: \(credentialId)", failure: "Failed to remove OATH credential with ID \(credentialId)",
-                         success: { $0 ? "Successfully removed OATH credential with ID: \(credentialId)" : "OATH credential with ID \(credentialId) not found for removal" }) {
+        try await logger.logged("Removing OATH credential with ID: \(credentialId)", failure: "Failed to remove OATH credential with ID \(credentialId)",
+                         success: { (.debug, $0 ? "Successfully removed OATH credential with ID: \(credentialId)" : "OATH credential with ID \(credentialId) not found for removal") }) {
             try await remove(credentialId)
         }
     }
@@ -132,8 +132,8 @@ public final class OathKeychainStorage: OathCounterStorage {
     }
 
     public func clearOathCredentials() async throws {
-        try await logged("Clearing all OATH credentials", failure: "Failed to clear all OATH credentials",
-                         success: { _ in "Successfully cleared all OATH credentials" }) { try await clear() }
+        try await logger.logged("Clearing all OATH credentials", failure: "Failed to clear all OATH credentials",
+                         success: { _ in (.debug, "Successfully cleared all OATH credentials") }) { try await clear() }
     }
 
     private func clear() async throws {
@@ -206,22 +206,7 @@ public final class OathKeychainStorage: OathCounterStorage {
         }
     }
 
-    // MARK: - Locks, errors and log lines
-
-    /// Runs `body` between Ping's debug log lines: `start`, then what `success` makes of the
-    /// result, or `failure` and the error (never a secret) at error level.
-    private func logged<R>(_ start: String, failure: String, success: (R) -> String, _ body: () async throws -> R) async throws -> R {
-        // Ids and errors quote stored text: control characters escaped.
-        logger.d(TerminalText.escaped(start))
-        do {
-            let result = try await body()
-            logger.d(TerminalText.escaped(success(result)))
-            return result
-        } catch {
-            logger.e(TerminalText.escaped("\(failure): \(error)"), error: error)
-            throw error
-        }
-    }
+    // MARK: - Locks and errors
 
     /// Runs `body`, refusing biometric options and mapping errors onto ``OathStorageError``.
     func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
