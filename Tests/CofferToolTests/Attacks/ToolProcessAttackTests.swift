@@ -123,22 +123,31 @@ struct ToolProcessAttackTests {
         // Inside script(1)'s pseudo-terminal, bash runs coffer at its prompt, then records the
         // terminal's settings: once after Ctrl-C typed at the terminal (the line discipline
         // sends SIGINT to the foreground group; bash's trap runs after coffer has died of it),
-        // once after `kill -TERM`.
+        // once after `kill -TERM`. Each signal waits for its prompt to be on the terminal (the
+        // session's output is copied to a file both sides read), never for a time: on a loaded
+        // machine coffer may take seconds to ask.
         let settings = [directory.appending("after-int").path, directory.appending("after-term").path]
+        let typescript = directory.appending("typescript").path
+        let prompts = "$(grep -o 'Password of the Aegis vault:' '\(typescript)' | wc -l)"
+        func waitFor(_ count: Int) -> String {
+            "for i in $(seq 600); do [ \(prompts) -ge \(count) ] && break; sleep 0.1; done"
+        }
         let inner = """
             trap 'stty -a > \(settings[0])' INT
             '\(coffer)' import '\(vault)'
             trap - INT
             '\(coffer)' import '\(vault)' < /dev/tty & pid=$!
-            sleep 1.5; kill -TERM $pid; wait $pid; stty -a > \(settings[1])
+            \(waitFor(2)); kill -TERM $pid; wait $pid; stty -a > \(settings[1])
+            echo INNER-DONE
             """
         let script = directory.appending("inner.sh")
         try Data(inner.utf8).write(to: script)
+        let feeder = "(\(waitFor(1)); printf '\\003'; for i in $(seq 600); do grep -q INNER-DONE '\(typescript)' && break; sleep 0.1; done)"
         let result = try await CofferProcess.run(
             executable: URL(fileURLWithPath: "/bin/bash"),
-            ["-c", "(sleep 1.5; printf '\\003'; sleep 3) | script -qec \"bash $0\" /dev/null", script.path],
+            ["-c", "\(feeder) | script -qec \"bash $0\" /dev/null > '\(typescript)'; cat '\(typescript)'", script.path],
             environment: ["COFFER_HOME": directory.url.path],
-            removing: ["COFFER_PASSWORD", "DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"], deadline: .seconds(30))
+            removing: ["COFFER_PASSWORD", "DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"], deadline: .seconds(120))
         #expect(result.stdout.components(separatedBy: "Password of the Aegis vault:").count == 3, "both runs reached the prompt: \(result.stdout)")
         for path in settings {
             let stty = try String(contentsOfFile: path, encoding: .utf8)
