@@ -132,9 +132,8 @@ struct QRAndClipboardTests {
         let decoded = try pixels.withUnsafeBufferPointer { try QRCodeImage.texts(inGray: $0, width: width, height: pixels.count / max(1, width)) }
         #expect(decoded == [line], "the terminal drawing scans as the URI")
 
-        let asked = try await CofferProcess.run(
-            executable: URL(fileURLWithPath: "/bin/bash"),
-            ["-c", "(sleep 1; printf 'n\\n'; sleep 1) | script -qec \"$0 show bank --uri\" /dev/null", try CofferProcess.executable.path],
+        let asked = try await PseudoTerminal.run(
+            "'\(try CofferProcess.executable.path)' show bank --uri", typing: [.init(after: "[y/N]", type: "n\n")],
             environment: ["COFFER_HOME": directory.url.path], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
         #expect(asked.stdout.contains("This shows the secret of My Bank: bob") && asked.stdout.contains("nothing was shown"))
         #expect(!asked.stdout.contains(secret), "declined: no secret shown")
@@ -224,10 +223,11 @@ struct QRAndClipboardTests {
             otpauth://hotp/Bank:bob?secret=\(secret)&issuer=Bank
 
             """)
-        let result = try await CofferProcess.run(
-            executable: URL(fileURLWithPath: "/bin/bash"),
-            ["-c", "(sleep 2.5; printf '\\003'; sleep 1) | script -qec \"$0 code --watch --next\" /dev/null", try CofferProcess.executable.path],
-            environment: ["COFFER_HOME": directory.url.path], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"], deadline: .seconds(20))
+        // Ctrl-C once two frames are on the terminal.
+        let result = try await PseudoTerminal.run(
+            "'\(try CofferProcess.executable.path)' code --watch --next",
+            typing: [.init(after: "\u{1B}[2KDeno: Mason  ", times: 2, type: "\u{3}")],
+            environment: ["COFFER_HOME": directory.url.path], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"], deadline: .seconds(120))
         #expect(!result.timedOut)
         let frames = result.stdout.components(separatedBy: "\u{1B}[2KDeno: Mason  ").count - 1
         #expect(frames >= 2, "redrawn every second: \(frames) frames")

@@ -45,15 +45,14 @@ struct AddInputToolTests {
     func typedSecret() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        // script(1) gives coffer a terminal; each answer is typed after a pause for the prompt,
-        // long enough for a machine busy with the whole suite (1 s was not, once).
-        let result = try await Self.run("""
+        // A pseudo-terminal; each answer is typed once its prompt is on the terminal.
+        let result = try await PseudoTerminal.run("""
             "$COFFER" add --issuer X --account given --secret 'not!base32' 2>&1; echo "given=$?"
-            command="$COFFER add --issuer X --account typed"
-            (sleep 4; printf 'wrong!one\\n'; sleep 4; printf 'JBSWY3DPEHPK3PXP\\n') | script -qec "$command" /dev/null
-            echo "typed=$?"
+            "$COFFER" add --issuer X --account typed; echo "typed=$?"
             "$COFFER" list | grep 'X: '
-            """, scratch: scratch)
+            """, typing: [.init(after: "Secret (base32): ", type: "wrong!one\n"), .init(after: "Secret (base32): ", type: "JBSWY3DPEHPK3PXP\n")],
+            environment: ["COFFER": try CofferProcess.executable.path, "COFFER_HOME": scratch.appending("home").path],
+            removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
         let out = result.stdout
         #expect(out.contains("coffer: the secret is not base32: character 4 is not a letter A–Z or a digit 2–7; the secret is the text shown"),
                 "\(out)")

@@ -254,11 +254,10 @@ struct CofferVaultToolTests {
         let vault = directory.appending("v.json").path
         try await run(home, ["export", vault, "--encrypt"], password: "typed-secret")
         try await run(home, ["remove", "P:q", "--yes"])
-        // script(1) gives coffer a terminal; the password is typed after the prompt appears.
-        let command = "\(try CofferProcess.executable.path) import \(vault)"
-        let typed = try await CofferProcess.run(
-            executable: URL(fileURLWithPath: "/bin/bash"),
-            ["-c", "(sleep 1; printf 'typed-secret\\n') | script -qec \"$0\" /dev/null", command],
+        // A pseudo-terminal; the password is typed once the prompt is on it.
+        let typed = try await PseudoTerminal.run(
+            "'\(try CofferProcess.executable.path)' import '\(vault)'",
+            typing: [.init(after: "Password of the Aegis vault: ", type: "typed-secret\n")],
             environment: ["COFFER_HOME": home.path], removing: ["COFFER_PASSWORD", "DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
         #expect(typed.stdout.contains("Password of the Aegis vault: "), "\(typed.stdout)")
         #expect(typed.stdout.contains("Imported 1 account(s) from the Aegis vault."))

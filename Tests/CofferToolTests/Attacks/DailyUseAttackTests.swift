@@ -214,22 +214,20 @@ struct DailyUseAttackTests {
         try await coffer(home, ["add", "-"], input: "otpauth://totp/Show:me?secret=\(secret)&issuer=Show\n")
         let executable = try CofferProcess.executable.path
         func inTerminal(_ command: String, typed: String) async throws -> CofferProcess.Result {
-            try await CofferProcess.run(
-                executable: URL(fileURLWithPath: "/bin/bash"),
-                ["-c", "(sleep 1; printf '\(typed)'; sleep 1) | script -qec \"$0\" /dev/null", command],
+            try await PseudoTerminal.run(command, typing: [.init(after: "[y/N]", type: typed)],
                 environment: ["COFFER_HOME": home.path, "COFFER": executable], removing: ["DBUS_SESSION_BUS_ADDRESS", "COFFER_BACKEND"])
         }
         // `yes |` answers on standard input; the person at the terminal types n.
-        let piped = try await inTerminal("yes | \"$COFFER\" show 'Show: me' --uri", typed: "n\\n")
+        let piped = try await inTerminal("yes | \"$COFFER\" show 'Show: me' --uri", typed: "n\n")
         #expect(piped.stdout.contains("Show it? [y/N]") && piped.stdout.contains("nothing was shown"), "\(piped.stdout)")
         #expect(!piped.stdout.contains(secret))
-        let typed = try await inTerminal("echo n | \"$COFFER\" show 'Show: me' --uri", typed: "y\\n")
+        let typed = try await inTerminal("echo n | \"$COFFER\" show 'Show: me' --uri", typed: "y\n")
         #expect(typed.stdout.contains(secret), "the person said yes at the terminal: \(typed.stdout)")
         // Standard output not a terminal (a file, a pipe): printed, as a script asked for it.
         let redirected = try await coffer(home, ["show", "Show: me", "--uri"])
         #expect(redirected.status == 0 && redirected.stdout.contains(secret))
         // A terminal on standard output but none to ask (setsid: no controlling terminal).
-        let noTTY = try await inTerminal("setsid -w \"$COFFER\" show 'Show: me' --uri < /dev/null", typed: "y\\n")
+        let noTTY = try await inTerminal("setsid -w \"$COFFER\" show 'Show: me' --uri < /dev/null", typed: "y\n")
         #expect(noTTY.stdout.contains("there is no terminal to ask") && noTTY.stdout.contains("--yes"), "\(noTTY.stdout)")
         #expect(!noTTY.stdout.contains(secret))
     }
