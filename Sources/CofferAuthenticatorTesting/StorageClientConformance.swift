@@ -26,6 +26,7 @@ public struct StorageClientConformance: Sendable {
     public func run() async throws {
         try checkEmpty()
         try checkAccounts()
+        try checkAccountDetails()
         try checkIdentifiersDoNotCollide()
         try checkMechanisms()
         try checkNotifications()
@@ -61,6 +62,28 @@ public struct StorageClientConformance: Sendable {
         try expect(client.removeAccount(account: locked), "accounts", "removeAccount returned false")
         try expect(client.getAccount(accountIdentifier: account.identifier) == nil, "accounts", "a removed account is still found")
         try expect(client.isEmpty(), "accounts", "isEmpty is false after removing everything")
+    }
+
+    /// An account's details (note, groups, favourite, icon) round-trip, survive an update of
+    /// the other fields, change, and go when set to `nil`.
+    public func checkAccountDetails() throws {
+        let client = try makeClient()
+        let details = AccountDetails(note: "recovery: 1111-2222\nsecond line ✓", groups: ["Work", "Mail"], isFavorite: true, icon: "github")
+        let account = Account(issuer: "Noted", accountName: "bob", timeAdded: time, details: details)
+        try expect(client.setAccount(account: account), "details", "setAccount with details returned false")
+        try expect(client.getAccount(accountIdentifier: account.identifier)?.details == details, "details", "the details did not round-trip")
+        try expect(client.getAllAccounts().first?.details == details, "details", "getAllAccounts lost the details")
+        let locked = try client.updateAccount(accountIdentifier: account.identifier) { $0.isLocked = true }
+        try expect(locked.details == details && client.getAccount(accountIdentifier: account.identifier)?.details == details,
+                   "details", "updating another field lost the details")
+        let changed = AccountDetails(note: "new note")
+        try client.updateAccount(accountIdentifier: account.identifier) { $0.details = changed }
+        try expect(client.getAccount(accountIdentifier: account.identifier)?.details == changed, "details", "changed details were not stored")
+        var cleared = account
+        cleared.details = nil
+        try expect(client.setAccount(account: cleared), "details", "setAccount without details returned false")
+        try expect(client.getAccount(accountIdentifier: account.identifier)?.details == nil, "details", "details set to nil are still there")
+        try expect(client.removeAccount(account: cleared), "details", "removeAccount returned false")
     }
 
     /// ("a-b", "c") and ("a", "b-c") are two accounts.

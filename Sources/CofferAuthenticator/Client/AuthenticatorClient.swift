@@ -488,7 +488,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
     }
 
-    private func withStorage<R>(_ body: (any StorageClient) throws(AuthenticatorError) -> R) throws(AuthenticatorError) -> R {
+    func withStorage<R>(_ body: (any StorageClient) throws(AuthenticatorError) -> R) throws(AuthenticatorError) -> R {
         lock.lock()
         defer { lock.unlock() }
         cache = nil

@@ -1,3 +1,4 @@
+import CofferMFATransfer
 import Foundation
 
 /// An account at an issuer, for which one or more ``Mechanism``s generate codes or approve logins.
@@ -27,12 +28,15 @@ public struct Account: Codable, Sendable, Hashable {
     public var lockingPolicy: String?
     /// Whether the account is locked: a locked account generates no codes.
     public var isLocked: Bool
+    /// What the user keeps beside the account (a note, groups, a favourite mark, an icon's
+    /// name), brought by an import; `nil` for none. Stores keep it sealed like a secret.
+    public var details: AccountDetails?
 
     /// Creates an account.
     public init(
         issuer: String, accountName: String, displayIssuer: String? = nil, displayAccountName: String? = nil,
         imageURL: String? = nil, backgroundColor: String? = nil, timeAdded: Date = Date(), policies: String? = nil,
-        lockingPolicy: String? = nil, isLocked: Bool = false
+        lockingPolicy: String? = nil, isLocked: Bool = false, details: AccountDetails? = nil
     ) {
         self.issuer = issuer
         self.accountName = accountName
@@ -44,6 +48,7 @@ public struct Account: Codable, Sendable, Hashable {
         self.policies = policies
         self.lockingPolicy = lockingPolicy
         self.isLocked = isLocked
+        self.details = details?.nonEmpty
     }
 
     /// The issuer name to show: ``displayIssuer`` when set, else ``issuer``.

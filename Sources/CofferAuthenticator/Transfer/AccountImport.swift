@@ -35,20 +35,31 @@ extension ImportEntry {
 extension AuthenticatorClient {
     /// Imports accounts read from an export file (see `ImportFormat`).
     ///
-    /// Each entry is checked as a scanned URI is and reported: imported, skipped (the account
-    /// already has a mechanism of that type; `overwrite` replaces a readable one), imported
-    /// under a new id (its id belongs to another stored object, which is never replaced),
-    /// unsupported (a type Coffer has no generator for) or refused (with why). The caller reads
-    /// the whole file before calling, so a file that cannot be read imports nothing. With the
-    /// client's ``trash``, what `overwrite` replaced is kept there, an entry per account
-    /// (``VaultImportReport/trashed``), under `trashReason`.
+    /// Every entry ends up stored or named in the report, never dropped without a word. Each is
+    /// checked as a scanned URI is, then:
+    /// - stored (``VaultImportReport/imported``), with the details the file keeps beside it
+    ///   (note, groups, favourite, icon name), sealed like the secret;
+    /// - when an account of that name already has a code of that type, with `overwrite`: the
+    ///   stored one is replaced (kept in the ``trash`` when the client has one, under `trashReason`);
+    /// - without: the **same** secret and settings are already there (``VaultImportReport/skippedExisting``),
+    ///   the entry's details added to the stored account's; the same secret with other settings
+    ///   is refused, named; a **different** secret (a personal and a work login under one e-mail
+    ///   address, say) is stored under the first free name `name (2)`, `name (3)`, …
+    ///   (``VaultImportReport/renamed``);
+    /// - under a new id when its id belongs to another stored object (``VaultImportReport/renumbered``);
+    /// - not imported, and named: a type Coffer has no generator for (``VaultImportReport/unsupported``),
+    ///   an entry that does not check (``VaultImportReport/refused``), details that cannot join
+    ///   the stored account's (``VaultImportReport/detailsNotKept``).
+    ///
+    /// ``VaultImportReport/isComplete`` says whether the whole file is stored. The caller reads
+    /// the whole file before calling, so a file that cannot be read imports nothing.
     public func importEntries(_ entries: [ImportEntry], overwrite: Bool, trashReason: String = "overwritten by import") throws -> VaultImportReport {
         var report = VaultImportReport()
-        var valid: [(parsed: MechanismURI.Parsed, uuid: String?, title: String)] = []
+        var valid: [(parsed: MechanismURI.Parsed, uuid: String?, entry: ImportEntry)] = []
         for entry in entries {
             do {
                 let (parsed, uuid) = try entry.parsed()
-                valid.append((parsed, uuid, entry.title))
+                valid.append((parsed, uuid, entry))
             } catch is ImportEntry.UnsupportedType {
                 report.unsupported.append(entry.title)
             } catch let refused as ImportEntry.Refused {
@@ -57,27 +68,107 @@ extension AuthenticatorClient {
                 report.refused.append("\(entry.title): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
         }
-        for (parsed, uuid, title) in valid {
-            do {
-                var renumbered = false
-                for var mechanism in parsed.mechanisms {
-                    if let uuid, parsed.mechanisms.count == 1 { mechanism.mechanismUUID = uuid }
-                    let added = try addRenumberingOnClash(account: parsed.account, mechanism: mechanism, replacing: overwrite)
-                    renumbered = added.renumbered || renumbered
-                    report.replaced += added.replaced
-                    // Into the trash at once: an entry refused later in the file loses nothing.
-                    if let trash, !added.replaced.isEmpty {
-                        let account = self.account(storedAs: parsed.account.identifier) ?? parsed.account
-                        report.trashed.append(.init(account: account, id: try trash.put(account, added.replaced, reason: trashReason)))
-                    }
-                }
-                if renumbered { report.renumbered.append(title) }
-                report.imported.append(title)
-            } catch {
-                guard case AuthenticatorError.duplicateMechanism? = error as? AuthenticatorError else { throw error }
-                report.skippedExisting.append(title)
+        // Names that renamed accounts show (their stored names differ): an entry is not stored
+        // under a name one of them shows, or two accounts would be listed alike.
+        let renamedShown = Set(valid.isEmpty ? [] : allAccounts().filter { $0.shownIssuer != $0.issuer || $0.shownAccountName != $0.accountName }
+            .map { [$0.shownIssuer, $0.shownAccountName] })
+        for (parsed, uuid, entry) in valid {
+            var details = entry.details
+            if let problem = details?.problem {
+                report.detailsNotKept.append("\(entry.title): \(problem); the code was imported without them")
+                details = nil
+            }
+            for var mechanism in parsed.mechanisms {
+                if let uuid, parsed.mechanisms.count == 1 { mechanism.mechanismUUID = uuid }
+                try importMechanism(mechanism, of: parsed.account, details: details, title: entry.title, overwrite: overwrite,
+                                    trashReason: trashReason, avoiding: renamedShown, into: &report)
             }
         }
         return report
+    }
+
+    /// The most names `name (2)` … tried for an entry whose name another secret holds.
+    static let importNameLimit = 100
+
+    /// Stores one mechanism of an entry under the first name where it is new or already there
+    /// (see ``importEntries(_:overwrite:trashReason:)``). The storage's refusal of a second
+    /// mechanism of a type decides each name, so two imports at once never share one.
+    private func importMechanism(_ mechanism: Mechanism, of account: Account, details: AccountDetails?, title: String,
+                                 overwrite: Bool, trashReason: String, avoiding shownNames: Set<[String]>,
+                                 into report: inout VaultImportReport) throws {
+        for number in 1...Self.importNameLimit {
+            var account = account, mechanism = mechanism
+            if number > 1 {
+                account.accountName += " (\(number))"
+                account.displayAccountName = account.displayAccountName.map { "\($0) (\(number))" }
+                mechanism.accountName = account.accountName
+            }
+            account.details = details
+            if shownNames.contains([account.shownIssuer, account.shownAccountName]) { continue }
+            let stored = self.account(identifier: account.identifier)
+            if let same = stored?.mechanisms.first(where: { $0.type == mechanism.type }), !overwrite {
+                guard same.secret == mechanism.secret else { continue }
+                if same.algorithm == mechanism.algorithm && same.digits == mechanism.digits
+                    && (mechanism.type == .hotp || same.period == mechanism.period) {
+                    report.skippedExisting.append(title)
+                    try keep(details, on: account, title: title, overwrite: false, trashReason: trashReason, into: &report)
+                } else {
+                    report.refused.append("\(title): already there with the same secret but other settings (algorithm, digits or period); "
+                                          + "--overwrite replaces them")
+                }
+                return
+            }
+            do {
+                let added = try addRenumberingOnClash(account: account, mechanism: mechanism, replacing: overwrite)
+                report.replaced += added.replaced
+                // Into the trash at once: an entry refused later in the file loses nothing.
+                if let trash, !added.replaced.isEmpty {
+                    let kept = self.account(storedAs: account.identifier) ?? account
+                    report.trashed.append(.init(account: kept, id: try trash.put(kept, added.replaced, reason: trashReason)))
+                }
+                if added.renumbered { report.renumbered.append(title) }
+                if number > 1 {
+                    let clash = String(account.shownAccountName.dropLast(" (\(number))".count))
+                    report.renamed.append(.init(title: title, storedAs: ImportEntry.printable("\(account.shownIssuer): \(account.shownAccountName)"),
+                                                clashesWith: ImportEntry.printable("\(account.shownIssuer): \(clash)")))
+                }
+                report.imported.append(title)
+                if stored != nil { try keep(details, on: account, title: title, overwrite: overwrite, trashReason: trashReason, into: &report) }
+                return
+            } catch AuthenticatorError.duplicateMechanism {
+                continue  // stored meanwhile by another process: look again under this name
+            }
+        }
+        report.refused.append("\(title): \(Self.importNameLimit) accounts of that name already hold other secrets")
+    }
+
+    /// Adds `details` to the stored account `account` names, merged with what it has. Two notes
+    /// that differ are never merged: without `overwrite` the stored one stays and the entry is
+    /// named in ``VaultImportReport/detailsNotKept``; with it, the stored account goes to the
+    /// trash first (when the client has one), then its details are replaced.
+    private func keep(_ details: AccountDetails?, on account: Account, title: String, overwrite: Bool, trashReason: String,
+                      into report: inout VaultImportReport) throws {
+        guard let details else { return }
+        if overwrite, let trash, let stored = self.account(storedAs: account.identifier),
+           (stored.details ?? AccountDetails()).merged(with: details) == nil {
+            report.trashed.append(.init(account: stored, id: try trash.put(stored, [], reason: trashReason)))
+        }
+        var conflict = false
+        try withStorage { (storage) throws(AuthenticatorError) in
+            do {
+                try storage.updateAccount(accountIdentifier: account.identifier) { stored in
+                    if let merged = (stored.details ?? AccountDetails()).merged(with: details) {
+                        stored.details = merged.nonEmpty
+                    } else if overwrite {
+                        stored.details = details
+                    } else {
+                        conflict = true
+                    }
+                }
+            } catch {
+                throw .storageFailed(operation: "store the account's details", cause: error)
+            }
+        }
+        if conflict { report.detailsNotKept.append("\(title): the stored account has another note, which stays (--overwrite replaces it)") }
     }
 }

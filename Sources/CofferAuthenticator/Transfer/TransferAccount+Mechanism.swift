@@ -5,13 +5,14 @@ import Foundation
 extension TransferAccount {
     /// The exported form of an OATH mechanism of `account`, under the names shown for the account
     /// (a renamed account is exported as renamed), its id lower-cased as Aegis writes ids; `nil`
-    /// for a push mechanism, which no other authenticator can take.
+    /// for a push mechanism, which no other authenticator can take. The account's details go with it.
     public init?(account: Account, mechanism: Mechanism) {
         guard mechanism.type != .push else { return nil }
         self.init(type: mechanism.type.rawValue, issuer: account.shownIssuer, accountName: account.shownAccountName,
                   secret: mechanism.secret, algorithm: mechanism.algorithm.rawValue.uppercased(), digits: mechanism.digits,
                   period: mechanism.type == .hotp ? nil : mechanism.period, counter: mechanism.type == .hotp ? mechanism.counter : nil,
-                  uuid: mechanism.mechanismUUID.lowercased(), userId: mechanism.uid, resourceId: mechanism.resourceId)
+                  uuid: mechanism.mechanismUUID.lowercased(), userId: mechanism.uid, resourceId: mechanism.resourceId,
+                  details: account.details)
     }
 }
 

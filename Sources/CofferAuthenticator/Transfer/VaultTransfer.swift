@@ -4,8 +4,14 @@ import Foundation
 public struct VaultImportReport: Sendable, Equatable {
     /// `issuer: account (type)` of each entry imported.
     public var imported: [String] = []
-    /// Entries whose account already had a mechanism of that type, left as they were.
+    /// Entries already stored: their account has a mechanism of that type with the same secret.
     public var skippedExisting: [String] = []
+    /// Entries stored under a new name (`name (2)`, …) because an account of their name holds
+    /// another secret. Also listed in ``imported``.
+    public var renamed: [Renamed] = []
+    /// Entries whose code is stored but whose details (note, groups, …) are not, each
+    /// `title: why` (the stored account has another note; a note too long).
+    public var detailsNotKept: [String] = []
     /// Entries of types Coffer does not support (mOTP, Yandex, …), not imported.
     public var unsupported: [String] = []
     /// Entries that could not be imported, each `title: why` (a secret that is not base32, an
@@ -22,6 +28,20 @@ public struct VaultImportReport: Sendable, Equatable {
     /// With the client's trash: each account whose mechanisms `overwrite` replaced, with the id
     /// of the trash entry that keeps them (``AuthenticatorClient/restore(trashID:replacing:)-neji``).
     public var trashed: [Trashed] = []
+
+    /// Whether every entry of the file is stored with all it carried: nothing unsupported,
+    /// refused, or with details left out.
+    public var isComplete: Bool { unsupported.isEmpty && refused.isEmpty && detailsNotKept.isEmpty }
+
+    /// An entry stored under a name of its own.
+    public struct Renamed: Sendable, Equatable {
+        /// The entry's title (`Issuer: account (type)`).
+        public var title: String
+        /// The name it is stored under, `Issuer: account (2)`.
+        public var storedAs: String
+        /// The name whose account holds another secret, `Issuer: account`.
+        public var clashesWith: String
+    }
 
     /// An account whose replaced mechanisms the trash keeps.
     public struct Trashed: Sendable, Equatable {

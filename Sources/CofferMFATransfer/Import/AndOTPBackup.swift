@@ -2,7 +2,8 @@ import Foundation
 
 /// andOTP's plain JSON backup: a list of entries with `secret` (base32, padded), `issuer`,
 /// `label` (the account; in backups without `issuer`, `Issuer - Account`), `type`
-/// (TOTP/HOTP/STEAM), `algorithm`, `digits`, `period` (TOTP only) and `counter` (HOTP only).
+/// (TOTP/HOTP/STEAM), `algorithm`, `digits`, `period` (TOTP only) and `counter` (HOTP only);
+/// `tags` become the account's groups and `thumbnail` its icon's name.
 /// Encrypted andOTP backups (`.json.aes`) are not read: export a plain one.
 public enum AndOTPBackup {
     static let format = "andOTP backup"
@@ -40,7 +41,8 @@ public enum AndOTPBackup {
             return .account(ImportEntry.Fields(
                 type: type, issuer: issuer, accountName: label, secret: secret, algorithm: item["algorithm"] as? String,
                 digits: item["digits"] as? Int, period: item["period"] as? Int,
-                counter: (item["counter"] as? Int).map { UInt64(max(0, $0)) }))
+                counter: (item["counter"] as? Int).map { UInt64(max(0, $0)) },
+                details: AccountDetails(groups: item["tags"] as? [String] ?? [], icon: item["thumbnail"] as? String)))
         }
     }
 }

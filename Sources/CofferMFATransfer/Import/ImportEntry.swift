@@ -24,12 +24,15 @@ public struct ImportEntry: Sendable, Equatable {
     public var title: String
     /// What the file says about the account: a URI, its parts, or why it cannot be imported.
     public var content: Content
+    /// What the file keeps beside the account (note, groups, favourite, icon name), if anything.
+    public var details: AccountDetails?
 
     /// An entry; control characters in `title` (taken from the file) are shown escaped
     /// (`\u{1B}`), so a crafted name cannot rewrite the lines of a report around it.
-    public init(title: String, content: Content) {
+    public init(title: String, content: Content, details: AccountDetails? = nil) {
         self.title = Self.printable(title)
         self.content = content
+        self.details = details?.nonEmpty
     }
 
     /// `text` with control and format characters written as `\u{…}`.
@@ -37,9 +40,9 @@ public struct ImportEntry: Sendable, Equatable {
         String(TerminalText.escaped(text).prefix(300))
     }
 
-    /// An entry for `fields`, titled after them.
+    /// An entry for `fields`, titled after them, with their details.
     public static func account(_ fields: Fields) -> ImportEntry {
-        ImportEntry(title: fields.title, content: .fields(fields))
+        ImportEntry(title: fields.title, content: .fields(fields), details: fields.details)
     }
 }
 
@@ -69,11 +72,13 @@ public struct TransferAccount: Sendable, Equatable {
     public var userId: String?
     /// The issuer's id for the account (a ForgeRock or Ping server's `oid`), when it has one.
     public var resourceId: String?
+    /// What the app keeps beside the account (note, groups, favourite, icon name), if anything.
+    public var details: AccountDetails?
 
     /// Creates the parts of an account; the optional ones default to the OATH defaults.
     public init(type: String, issuer: String, accountName: String, secret: String, algorithm: String? = nil,
                 digits: Int? = nil, period: Int? = nil, counter: UInt64? = nil, uuid: String? = nil,
-                userId: String? = nil, resourceId: String? = nil) {
+                userId: String? = nil, resourceId: String? = nil, details: AccountDetails? = nil) {
         self.type = type
         self.issuer = issuer
         self.accountName = accountName
@@ -85,6 +90,7 @@ public struct TransferAccount: Sendable, Equatable {
         self.uuid = uuid
         self.userId = userId
         self.resourceId = resourceId
+        self.details = details?.nonEmpty
     }
 
     /// `Issuer: account (type)`, as reports name an account; never the secret. Control

@@ -34,10 +34,15 @@ public enum TwoFASBackup {
             }
             services = decoded
         }
-        return services.enumerated().map { index, service in entry(service, number: index + 1) }
+        // Groups are a table of their own; a service names its group by id.
+        let groups = Dictionary(((json["groups"] as? [[String: Any]]) ?? []).compactMap { group -> (String, String)? in
+            guard let id = group["id"] as? String, let name = group["name"] as? String else { return nil }
+            return (id, name)
+        }, uniquingKeysWith: { first, _ in first })
+        return services.enumerated().map { index, service in entry(service, number: index + 1, groups: groups) }
     }
 
-    private static func entry(_ service: [String: Any], number: Int) -> ImportEntry {
+    private static func entry(_ service: [String: Any], number: Int, groups: [String: String]) -> ImportEntry {
         let otp = service["otp"] as? [String: Any] ?? [:]
         let issuer = (service["name"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? otp["issuer"] as? String
         let names = ImportEntry.Fields.names(issuer: issuer, name: otp["account"] as? String ?? otp["label"] as? String ?? "")
@@ -48,7 +53,8 @@ public enum TwoFASBackup {
         return .account(ImportEntry.Fields(
             type: type, issuer: names.issuer, accountName: names.accountName, secret: secret,
             algorithm: otp["algorithm"] as? String, digits: otp["digits"] as? Int, period: otp["period"] as? Int,
-            counter: (otp["counter"] as? Int).map { UInt64(max(0, $0)) }))
+            counter: (otp["counter"] as? Int).map { UInt64(max(0, $0)) },
+            details: AccountDetails(groups: (service["groupId"] as? String).map { [groups[$0] ?? $0] } ?? [])))
     }
 
     /// Opens `sealed` (after checking the password on `reference`, when there is one).

@@ -22,10 +22,66 @@ public enum AegisVault {
         public var name: String
         /// Who issued the account.
         public var issuer: String
-        /// The user's note; Coffer neither imports nor writes one.
+        /// The user's note (often recovery codes): imported, kept sealed, exported.
         public var note: String?
+        /// Whether the user marked the entry a favourite.
+        public var favorite: Bool?
+        /// The names of the groups the entry is in. The file keeps groups by UUID in a table of
+        /// its own (content version 3) or one name per entry (`group`, older vaults); reading
+        /// gives names, writing makes the table.
+        public var groups: [String]?
         /// The OTP parameters.
         public var info: Info
+
+        /// An entry.
+        public init(type: String, uuid: String, name: String, issuer: String, note: String? = nil, favorite: Bool? = nil,
+                    groups: [String]? = nil, info: Info) {
+            self.type = type
+            self.uuid = uuid
+            self.name = name
+            self.issuer = issuer
+            self.note = note
+            self.favorite = favorite
+            self.groups = groups
+            self.info = info
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case type, uuid, name, issuer, note, favorite, groups, group, info
+        }
+
+        /// Reads an entry as the file has it; `groups` are still the file's UUIDs here, and an
+        /// older vault's single `group` name joins them (``AegisVault`` resolves the UUIDs).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            type = try container.decode(String.self, forKey: .type)
+            uuid = try container.decode(String.self, forKey: .uuid)
+            name = try container.decode(String.self, forKey: .name)
+            issuer = try container.decode(String.self, forKey: .issuer)
+            note = try container.decodeIfPresent(String.self, forKey: .note)
+            favorite = try container.decodeIfPresent(Bool.self, forKey: .favorite)
+            groups = try container.decodeIfPresent([String].self, forKey: .groups)
+            if let group = try container.decodeIfPresent(String.self, forKey: .group), !group.isEmpty {
+                groups = (groups ?? []) + [Self.legacyGroupPrefix + group]
+            }
+            info = try container.decode(Info.self, forKey: .info)
+        }
+
+        /// Writes the entry; `groups` must already be the file's UUIDs.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(type, forKey: .type)
+            try container.encode(uuid, forKey: .uuid)
+            try container.encode(name, forKey: .name)
+            try container.encode(issuer, forKey: .issuer)
+            try container.encodeIfPresent(note, forKey: .note)
+            try container.encodeIfPresent(favorite, forKey: .favorite)
+            try container.encodeIfPresent(groups, forKey: .groups)
+            try container.encode(info, forKey: .info)
+        }
+
+        /// Marks an older vault's group name among the UUIDs until they are resolved.
+        static let legacyGroupPrefix = "\u{0}name:"
 
         /// OTP parameters.
         public struct Info: Codable, Sendable, Equatable {
@@ -89,7 +145,42 @@ public enum AegisVault {
         var version: Int
         var entries: [Entry]
         var groups: [Group]?
-        struct Group: Codable {}
+        struct Group: Codable {
+            var uuid: String
+            var name: String
+        }
+
+        /// The entries with their groups' names instead of the file's UUIDs (a UUID the table
+        /// does not name stays as it is, so nothing is lost).
+        var resolved: [Entry] {
+            let names = Dictionary((groups ?? []).map { ($0.uuid.lowercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
+            return entries.map { entry in
+                var entry = entry
+                entry.groups = entry.groups.map { $0.map { id in
+                    id.hasPrefix(Entry.legacyGroupPrefix) ? String(id.dropFirst(Entry.legacyGroupPrefix.count)) : names[id.lowercased()] ?? id
+                } }
+                return entry
+            }
+        }
+
+        /// Content for `entries` whose groups are names: a table of the names (each given a
+        /// UUID) and entries pointing into it; version 3 when there are groups, else 1.
+        init(named entries: [Entry]) {
+            var table: [String: String] = [:], groups: [Group] = []
+            self.entries = entries.map { entry in
+                var entry = entry
+                entry.groups = entry.groups.map { $0.map { name in
+                    if let id = table[name] { return id }
+                    let id = UUID().uuidString.lowercased()
+                    table[name] = id
+                    groups.append(Group(uuid: id, name: name))
+                    return id
+                } }
+                return entry
+            }
+            self.version = groups.isEmpty ? 1 : 3
+            self.groups = groups.isEmpty ? nil : groups
+        }
     }
 
     /// The db field: the content as JSON (plain vaults) or as base64 ciphertext (encrypted).
@@ -146,7 +237,7 @@ public enum AegisVault {
             }
         }
         guard (1...3).contains(content.version) else { throw .unsupportedVersion("content version \(content.version)") }
-        return content.entries
+        return content.resolved
     }
 
     /// The most memory one scrypt derivation may take (128 × N × r bytes): the file chooses the
@@ -208,7 +299,7 @@ public enum AegisVault {
     ///   - password: Seals the vault (a password slot) when given; `nil` writes it in the clear.
     ///   - scryptRounds: scrypt's N; Aegis uses 2^15. Lower only in tests.
     public static func write(_ entries: [Entry], password: String?, scryptRounds: Int = 1 << 15) throws -> Data {
-        let content = Content(version: 1, entries: entries, groups: nil)
+        let content = Content(named: entries)
         let file: File
         if let password {
             let masterKey = SymmetricKey(size: .bits256)
@@ -235,7 +326,8 @@ public enum AegisVault {
     /// The vault entry for `account`; `nil` for a type Aegis has no form for.
     ///
     /// Written as Aegis's own parser reads each type (`OtpInfo.fromJson`): every entry has
-    /// `secret`, `algo` and `digits`; `totp` and `steam` have `period`, `hotp` has `counter`.
+    /// `secret`, `algo` and `digits`; `totp` and `steam` have `period`, `hotp` has `counter`. The
+    /// account's note, favourite mark and groups go with it.
     /// A Steam entry is SHA-1, 5 characters, 30 seconds, whatever was stored. The entry's id is
     /// the account's UUID as it is written (Aegis reads either case; a Ping credential's id
     /// comes back unchanged), or a new one, lower-cased as Aegis writes its own.
@@ -249,16 +341,32 @@ public enum AegisVault {
         case "hotp": info = Entry.Info(secret: account.secret, algo: algo, digits: account.digits ?? 6, counter: account.counter ?? 0)
         default: return nil
         }
+        let details = account.details
         return Entry(type: type, uuid: account.uuid ?? UUID().uuidString.lowercased(), name: account.accountName,
-                     issuer: account.issuer, note: nil, info: info)
+                     issuer: account.issuer, note: details?.note, favorite: details?.isFavorite == true ? true : nil,
+                     groups: details.flatMap { $0.groups.isEmpty ? nil : $0.groups }, info: info)
     }
 
     /// The entry as an ``ImportEntry``, checked when it is imported.
     public static func importEntry(_ entry: Entry) -> ImportEntry {
         .account(ImportEntry.Fields(
             type: entry.type, issuer: entry.issuer, accountName: entry.name, secret: entry.info.secret, algorithm: entry.info.algo,
-            digits: entry.info.digits, period: entry.info.period, counter: entry.info.counter, uuid: entry.uuid))
+            digits: entry.info.digits, period: entry.info.period, counter: entry.info.counter, uuid: entry.uuid,
+            details: AccountDetails(note: entry.note, groups: entry.groups ?? [], isFavorite: entry.favorite ?? false)))
     }
+}
+
+extension AegisVault.Entry: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The type, names and groups; the note and the secret show only as `<redacted>`.
+    public var description: String {
+        "Entry(\(type), \(issuer): \(name)\(note == nil ? "" : ", note: <redacted>")\(groups.map { ", groups: \($0)" } ?? ""), \(info))"
+    }
+
+    /// The same as ``description``: the note and secret stay out of `debugPrint` too.
+    public var debugDescription: String { description }
+
+    /// Only ``description``, so `dump(_:)` and the debugger cannot reveal the note or secret.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
 
 extension AegisVault.Entry.Info: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

@@ -151,6 +151,11 @@ enum PostgresSchema {
             "ALTER TABLE coffer_oath_hotp_counters ENABLE ROW LEVEL SECURITY",
             "CREATE POLICY coffer_own_rows ON coffer_oath_hotp_counters USING (owner = current_user) WITH CHECK (owner = current_user)",
         ]),
+        // An account's note, groups, favourite mark and icon name (AccountDetails), sealed like
+        // a secret and bound to its owner and account; NULL for none.
+        Migration(version: 6, name: "account details, sealed", statements: [
+            "ALTER TABLE coffer_accounts ADD COLUMN details bytea",
+        ]),
     ]
 
     /// The newest version this build knows.

@@ -44,7 +44,8 @@ extension PostgresRow {
 enum AccountColumns {
     static let names = ["issuer", "account_name", "display_issuer", "display_account_name", "image_url", "background_color",
                         "time_added", "policies", "locking_policy", "is_locked"]
-    static let select = "SELECT \(names.joined(separator: ", ")) FROM coffer_accounts "
+    /// The sealed `AccountDetails` follow the named columns (schema v6), opened by the client.
+    static let select = "SELECT \(names.joined(separator: ", ")), details FROM coffer_accounts "
 }
 
 extension Account {

@@ -11,7 +11,7 @@ extension PostgresStorageClient {
     /// moved: what an owner who used the shared ring (before owners had rings of their own) does
     /// once. The `coffer` tool does it when an owner's ring has no key yet.
     ///
-    /// Every mechanism and notification of the owner is locked; each sealed field that does not
+    /// Every mechanism, notification and account with details of the owner is locked; each sealed field that does not
     /// open under the owner's ring is opened under the shared one (with the database's
     /// key-encryption key), sealed again under the owner's and written back. When any field
     /// opens under neither, or any row cannot be read, nothing changes and the error names it.
@@ -36,6 +36,14 @@ extension PostgresStorageClient {
                         fields.append((challenge, OwnerBinding.challenge(owner, mechanism: record.uuid), .challenge(uuid: record.uuid)))
                     }
                 }
+                let details = try await connection.rows("""
+                    SELECT issuer, account_name, details FROM coffer_accounts WHERE owner = \(owner) AND details IS NOT NULL FOR UPDATE
+                    """, logger: logger)
+                for row in details {
+                    let (issuer, accountName, sealed) = try row.decode((String, String, Data).self)
+                    fields.append((sealed, Self.detailsField(owner, issuer: issuer, accountName: accountName),
+                                   .details(issuer: issuer, accountName: accountName)))
+                }
                 for record in notifications {
                     fields.append((record.sealedChallenge, record.field(owner: owner),
                                    .notification(uuid: record.notification.mechanismUUID, messageId: record.notification.messageId)))
@@ -58,6 +66,10 @@ extension PostgresStorageClient {
                     case .challenge(let uuid):
                         try await connection.rows("UPDATE coffer_mechanisms SET challenge = \(sealed) WHERE owner = \(owner) AND mechanism_uuid = \(uuid)",
                                                   logger: logger)
+                    case let .details(issuer, accountName):
+                        try await connection.rows("""
+                            UPDATE coffer_accounts SET details = \(sealed) WHERE owner = \(owner) AND issuer = \(issuer) AND account_name = \(accountName)
+                            """, logger: logger)
                     case let .notification(uuid, messageId):
                         try await connection.rows("""
                             UPDATE coffer_notifications SET challenge = \(sealed)
@@ -76,4 +88,5 @@ private enum SealedColumn: Sendable {
     case secret(uuid: String)
     case challenge(uuid: String)
     case notification(uuid: String, messageId: String)
+    case details(issuer: String, accountName: String)
 }

@@ -9,7 +9,15 @@ extension PostgresStorageClient {
 
     /// Stores the account, or updates the stored one with the same issuer and account name.
     public func save(_ account: Account) async throws {
-        try await execute("save an account", Self.upsert(account, owner: owner))
+        guard account.details != nil else { try await execute("save an account", try Self.upsert(account, details: nil, owner: owner)); return }
+        let owner = self.owner, keyAlias = self.keyAlias, logger = database.logger
+        try await KeyRingCheck.retrying(alias: keyAlias, keys: keys, during: "save an account") {
+            let details = try await self.sealedDetails([account])
+            try await self.transaction("save an account") { connection in
+                try await KeyRingCheck.require(details.compactMap { $0 }, alias: keyAlias, of: self.keys, on: connection, logger: logger)
+                try await connection.rows(try Self.upsert(account, details: details[0], owner: owner), logger: logger)
+            }
+        }
     }
 
     /// Removes the account. One that still owns mechanisms is refused
@@ -57,6 +65,7 @@ extension PostgresStorageClient {
     /// changing nothing, when the row changed or is gone; read it again and retry.
     public func update(_ old: Account, to new: Account) async throws -> Bool {
         guard new.identifier == old.identifier else { throw StorageClientError.identityChanged(identifier: old.identifier) }
+        if new.details != old.details { return try await updateWithDetails(old, to: new) }
         let owner = self.owner
         let rows = try await execute("update an account", """
             UPDATE coffer_accounts SET display_issuer = \(new.displayIssuer), display_account_name = \(new.displayAccountName),
@@ -72,6 +81,24 @@ extension PostgresStorageClient {
             RETURNING 1
             """)
         return !rows.isEmpty
+    }
+
+    /// ``update(_:to:)`` when the details change: the row is locked and read (details opened),
+    /// compared with `old`, then written with the new details sealed.
+    private func updateWithDetails(_ old: Account, to new: Account) async throws -> Bool {
+        let owner = self.owner, keyAlias = self.keyAlias, logger = database.logger
+        return try await KeyRingCheck.retrying(alias: keyAlias, keys: keys, during: "update an account") {
+            let details = try await self.sealedDetails([new])
+            return try await self.transaction("update an account") { connection in
+                try await KeyRingCheck.require(details.compactMap { $0 }, alias: keyAlias, of: self.keys, on: connection, logger: logger)
+                let rows = try await connection.rows("""
+                    \(unescaped: AccountColumns.select)WHERE owner = \(owner) AND issuer = \(old.issuer) AND account_name = \(old.accountName) FOR UPDATE
+                    """, logger: logger)
+                guard try await self.accounts(rows, "updateAccount").first == old else { return false }
+                try await connection.rows(try Self.upsert(new, details: details[0], owner: owner), logger: logger)
+                return true
+            }
+        }
     }
 
     // MARK: - Mechanisms
@@ -241,8 +268,12 @@ extension PostgresStorageClient {
             let challenges = try await sealing(notifications.map {
                 ($0.challenge, OwnerBinding.challenge(owner, mechanism: $0.mechanismUUID, messageId: $0.messageId))
             })
-            try await writeMechanisms(secrets, alsoSealed: challenges, insertOnly: false, operation: "save many records") { connection in
-                for account in accounts { try await connection.rows(Self.upsert(account, owner: owner), logger: self.database.logger) }
+            let details = try await sealedDetails(accounts)
+            try await writeMechanisms(secrets, alsoSealed: challenges + details.compactMap { $0 }, insertOnly: false,
+                                      operation: "save many records") { connection in
+                for (account, sealed) in zip(accounts, details) {
+                    try await connection.rows(try Self.upsert(account, details: sealed, owner: owner), logger: self.database.logger)
+                }
             } after: { connection in
                 for (notification, challenge) in zip(notifications, challenges) {
                     let saved = try await connection.rows(try Self.upsert(notification, challenge: challenge, owner: owner, keyAlias: keyAlias, ringOwner: self.keys.ringOwner),
@@ -377,17 +408,19 @@ extension PostgresStorageClient {
 
     // MARK: - Statements
 
-    static func upsert(_ account: Account, owner: String) -> PostgresQuery {
-        """
+    /// Writes the account row; `details` is its sealed `AccountDetails` (``sealedDetails(_:)``).
+    static func upsert(_ account: Account, details: Data?, owner: String) throws -> PostgresQuery {
+        try """
         INSERT INTO coffer_accounts (owner, issuer, account_name, display_issuer, display_account_name, image_url, background_color,
-                                     time_added, policies, locking_policy, is_locked)
+                                     time_added, policies, locking_policy, is_locked, details)
         VALUES (\(owner), \(account.issuer), \(account.accountName), \(account.displayIssuer), \(account.displayAccountName),
                 \(account.imageURL), \(account.backgroundColor), \(account.timeAdded.timeIntervalSinceReferenceDate),
-                \(account.policies), \(account.lockingPolicy), \(account.isLocked))
+                \(account.policies), \(account.lockingPolicy), \(account.isLocked), \(details))
         ON CONFLICT (owner, issuer, account_name) DO UPDATE SET
             display_issuer = excluded.display_issuer, display_account_name = excluded.display_account_name,
             image_url = excluded.image_url, background_color = excluded.background_color, time_added = excluded.time_added,
-            policies = excluded.policies, locking_policy = excluded.locking_policy, is_locked = excluded.is_locked
+            policies = excluded.policies, locking_policy = excluded.locking_policy, is_locked = excluded.is_locked,
+            details = excluded.details
         """
     }
 

@@ -132,7 +132,7 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
         let rows = try await query("read an account", """
             \(unescaped: AccountColumns.select)WHERE owner = \(owner) AND issuer = \(issuer) AND account_name = \(accountName)
             """)
-        return rows.first.flatMap { row in diagnostics.readable("account", row.recordName("account", owner: owner)) { try Account(row, owner: owner) } }
+        return try await accounts(rows, "account").first
     }
 
     /// Every account, oldest first.
@@ -140,7 +140,7 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
         let rows = try await query("read the accounts", """
             \(unescaped: AccountColumns.select)WHERE owner = \(owner) ORDER BY time_added, issuer, account_name
             """)
-        return rows.compactMap { row in diagnostics.readable("allAccounts", row.recordName("account", owner: owner)) { try Account(row, owner: owner) } }
+        return try await accounts(rows, "allAccounts")
     }
 
     /// The mechanism with `uuid`, if stored and readable.

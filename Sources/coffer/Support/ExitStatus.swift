@@ -14,6 +14,9 @@ enum ExitStatus: Int32, CaseIterable {
     case noMatch = 2
     /// The query matched several accounts where one was needed.
     case ambiguous = 3
+    /// Done in part: some of what was asked is done, and what is not is named on standard
+    /// output (an import with entries it could not store). Nothing is lost: keep the input.
+    case partial = 4
     /// The command line was wrong (an unknown option, a missing argument, options that do not go
     /// together): sysexits' EX_USAGE.
     case usage = 64
@@ -33,6 +36,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .failed: "failed"
         case .noMatch: "nothing matched"
         case .ambiguous: "ambiguous"
+        case .partial: "done in part"
         case .usage: "usage"
         case .unavailable: "unavailable"
         case .readerGone: "reader gone"
@@ -53,6 +57,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .failed: "the line on standard error says what and what to do"
         case .noMatch: "no account for the query, nothing stored under the name"
         case .ambiguous: "the query matched several accounts where one was needed"
+        case .partial: "some of the work is done; what is not is named on standard output (keep the input, e.g. the export file)"
         case .usage: "the command line was wrong (one line, with the --help to read)"
         case .unavailable: "the keyring, the database server or the TPM did not answer; nothing was changed, try again later"
         case .readerGone: "the reader closed standard output; the command ended quietly"

@@ -86,6 +86,11 @@ enum SQLiteSchema {
             // read every mechanism on every open (5 ms at 30,000 mechanisms).
             try db.execute(sql: "CREATE INDEX mechanism_legacy_binding ON mechanism(binding) WHERE binding = 1")
         }
+        migrator.registerMigration("v4: account details, sealed") { db in
+            // An account's note, groups, favourite mark and icon name (AccountDetails) as JSON
+            // sealed like a secret, bound to the account; NULL for none.
+            try db.alter(table: "account") { t in t.add(column: "details", .blob) }
+        }
         return migrator
     }
 }

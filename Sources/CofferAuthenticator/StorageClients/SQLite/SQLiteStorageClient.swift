@@ -109,7 +109,8 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
 
     @discardableResult public func setAccount(account: Account) -> Bool {
         attempt("setAccount") {
-            try database.write { db in try Self.upsert(account, in: db) }
+            let details = try sealedDetails([account])[0]
+            try database.write { db in try Self.upsert(account, details: details, in: db) }
             return true
         } ?? false
     }
@@ -143,8 +144,13 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
                                                  arguments: [parts[0], parts[1]]) else {
                     throw StorageClientError.accountNotFound(identifier: accountIdentifier)
                 }
-                let account = try Account(row, store: path).changed(by: change)
-                try Self.upsert(account, in: db)
+                guard let stored = accounts([row], operation: "updateAccount").first else {
+                    throw diagnostics.lastError ?? StorageClientError.accountNotFound(identifier: accountIdentifier)
+                }
+                let account = try stored.changed(by: change)
+                // Unchanged details keep their sealed bytes (bound to the account, which cannot change).
+                let details: Data? = account.details == stored.details ? row[AccountRow.detailsColumn] as Data? : try sealedDetails([account])[0]
+                try Self.upsert(account, details: details, in: db)
                 return account
             }
         }
@@ -157,7 +163,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
             try database.read { db in
                 try Row.fetchOne(db.cachedStatement(sql: AccountRow.select + "WHERE issuer = ? AND accountName = ?"), arguments: [parts[0], parts[1]])
             }
-        }?.flatMap { row in readable("getAccount", row.recordName("account", key: "issuer")) { try Account(row, store: path) } }
+        }?.flatMap { row in accounts([row], operation: "getAccount").first }
     }
 
     /// Every account. Mechanisms that no account reaches (their account row was deleted or
@@ -176,7 +182,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         }
         guard let (rows, orphans) = found else { return [] }
         countOrphans(orphans, "getAllAccounts", owner: "account")
-        return rows.compactMap { row in readable("getAllAccounts", row.recordName("account", key: "issuer")) { try Account(row, store: path) } }
+        return accounts(rows, operation: "getAllAccounts")
     }
 
     /// Counts records that nothing owns any more as unreadable.
@@ -355,8 +361,9 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         try requireKey()
         let sealedNotifications = try zip(notifications, sealer.seal(notifications.map { ($0.challenge, Self.field($0)) }))
             .map { SealedNotification(notification: $0, challenge: $1) }
+        let sealedDetails = try sealedDetails(accounts)
         try database.write { db in
-            for account in accounts { try Self.upsert(account, in: db) }
+            for (account, details) in zip(accounts, sealedDetails) { try Self.upsert(account, details: details, in: db) }
             for mechanism in sealedMechanisms { try Self.write(mechanism, in: db, insertOnly: false) }
             for notification in sealedNotifications { try Self.upsert(notification, in: db) }
         }
@@ -434,19 +441,20 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         return SealedNotification(notification: notification, challenge: try sealer.seal(notification.challenge, for: Self.field(notification)))
     }
 
-    private static func upsert(_ account: Account, in db: Database) throws {
+    /// Writes the account row; `details` is its sealed ``AccountDetails`` (``sealedDetails(_:)``).
+    private static func upsert(_ account: Account, details: Data?, in db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT INTO account (issuer, accountName, displayIssuer, displayAccountName, imageURL, backgroundColor,
-                                 timeAdded, policies, lockingPolicy, isLocked)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                 timeAdded, policies, lockingPolicy, isLocked, details)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (issuer, accountName) DO UPDATE SET
                 displayIssuer = excluded.displayIssuer, displayAccountName = excluded.displayAccountName,
                 imageURL = excluded.imageURL, backgroundColor = excluded.backgroundColor,
                 timeAdded = excluded.timeAdded, policies = excluded.policies,
-                lockingPolicy = excluded.lockingPolicy, isLocked = excluded.isLocked
+                lockingPolicy = excluded.lockingPolicy, isLocked = excluded.isLocked, details = excluded.details
             """).execute(arguments: [account.issuer, account.accountName, account.displayIssuer, account.displayAccountName,
                                      account.imageURL, account.backgroundColor, account.timeAdded.timeIntervalSinceReferenceDate,
-                                     account.policies, account.lockingPolicy, account.isLocked])
+                                     account.policies, account.lockingPolicy, account.isLocked, details])
     }
 
     /// Writes a mechanism, creating its account (with no display details) when there is none.

@@ -98,7 +98,9 @@ struct NotificationRow {
 enum AccountRow {
     static let columns = ["issuer", "accountName", "displayIssuer", "displayAccountName", "imageURL", "backgroundColor", "timeAdded",
                           "policies", "lockingPolicy", "isLocked"]
-    static let select = "SELECT \(columns.joined(separator: ", ")) FROM account "
+    /// The sealed ``AccountDetails`` (schema v4), opened by the client, not by ``Account/init(_:store:)``.
+    static let detailsColumn = "details"
+    static let select = "SELECT \(columns.joined(separator: ", ")), \(detailsColumn) FROM account "
 }
 
 extension Account {

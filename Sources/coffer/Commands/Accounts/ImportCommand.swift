@@ -22,9 +22,13 @@ struct ImportCommand: AsyncParsableCommand {
             those QR codes. --format says which when the content does not.
 
             The whole file is read first: a wrong password or a damaged file imports nothing. \
-            Then each entry is reported: imported; skipped, because the account already has \
-            that kind of code (--overwrite replaces it); not supported (mOTP, Yandex); or \
-            refused, with why. The export holds your secrets in the clear: delete it afterwards.
+            Then each entry is reported: imported, with its note, groups and favourite mark \
+            (kept sealed like the secret); already there, with the same secret; imported as a \
+            separate account "name (2)" when an account of its name holds another secret \
+            (--overwrite replaces that one instead, keeping it in the trash); or NOT imported \
+            (mOTP, Yandex, an entry that does not check), with why. The export holds your \
+            secrets in the clear: delete it once coffer import exits 0. Exit status 4 (done in \
+            part) means some entries were not stored: they are named, keep the export.
 
             Examples:
               coffer import aegis-export.json
@@ -77,13 +81,26 @@ struct ImportCommand: AsyncParsableCommand {
             }
             report.notes += contents.notes
             print("Imported \(report.imported.count) account(s) from " + (files.count > 1 ? "\(files.count) files (\(name))." : "the \(name)."))
-            for title in report.imported where !report.renumbered.contains(title) { print("  imported: \(title)") }
+            // Entries said below with more words are not said here too (titles may repeat).
+            var said = report.renumbered + report.renamed.map(\.title)
+            for title in report.imported {
+                if let index = said.firstIndex(of: title) { said.remove(at: index) } else { print("  imported: \(title)") }
+            }
             for title in report.renumbered { print("  imported under a new id (its id belongs to another stored account): \(title)") }
-            for title in report.skippedExisting { print("  skipped (already there; --overwrite replaces): \(title)") }
-            for title in report.unsupported { print("  not imported (type not supported): \(title)") }
-            for line in report.refused { print("  refused: \(line)") }
+            for renamed in report.renamed {
+                print("  imported as \(renamed.storedAs) (\(renamed.clashesWith) holds another secret): \(renamed.title)")
+            }
+            for title in report.skippedExisting { print("  already there (the same secret): \(title)") }
+            for title in report.unsupported { print("  NOT imported (type not supported): \(title)") }
+            for line in report.refused { print("  NOT imported: \(line)") }
+            for line in report.detailsNotKept { print("  imported without its details: \(line)") }
             for note in report.notes { print("  note: \(note)") }
-            if !report.refused.isEmpty { throw CommandFailure("\(report.refused.count) entr\(report.refused.count == 1 ? "y was" : "ies were") refused (see above)") }
+            if !report.isComplete {
+                let left = report.unsupported.count + report.refused.count + report.detailsNotKept.count
+                let stored = !report.imported.isEmpty || !report.skippedExisting.isEmpty
+                throw CommandFailure("\(left) entr\(left == 1 ? "y was" : "ies were") not stored whole (named above): keep the export",
+                                     status: stored ? .partial : .failed)
+            }
         }
     }
 }

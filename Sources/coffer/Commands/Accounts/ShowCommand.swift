@@ -1,19 +1,24 @@
 import ArgumentParser
 import CofferAuthenticator
+import CofferStorage
 import Foundation
 
 /// `coffer show QUERY --uri|--qr`: an account as a phone scans it.
 struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Show an account as an otpauth:// URI or a QR code, to move it to a phone.",
+        abstract: "Show an account as an otpauth:// URI or a QR code, to move it to a phone, or show its note.",
         discussion: """
             Both forms hold the secret: anyone who sees them can make your codes. At a \
             terminal you are asked first (--yes skips the question). Push mechanisms cannot be \
             moved this way; register the device with the issuer again.
 
+            --note prints the note an import brought (Aegis, Bitwarden), with the account's \
+            groups; notes often hold recovery codes, so it asks the same way.
+
             Examples:
               coffer show github --qr
+              coffer show github --note
               coffer show 'GitHub: alice' --uri --yes | qrencode -t ansiutf8
             """)
 
@@ -21,11 +26,12 @@ struct ShowCommand: AsyncParsableCommand {
     var query: String
     @Flag(help: "Print the otpauth:// URI.") var uri = false
     @Flag(help: "Draw the QR code in the terminal.") var qr = false
+    @Flag(help: "Print the account's note (and its groups).") var note = false
     @Flag(name: .shortAndLong, help: "Do not ask before showing the secret.") var yes = false
     @OptionGroup var options: AuthenticatorOptions
 
     func validate() throws {
-        guard uri != qr else { throw ValidationError("choose one of --uri and --qr") }
+        guard [uri, qr, note].filter({ $0 }).count == 1 else { throw ValidationError("choose one of --uri, --qr and --note") }
     }
 
     func run() async throws {
@@ -33,18 +39,23 @@ struct ShowCommand: AsyncParsableCommand {
             let (authenticator, storage) = try options.open()
             let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query)
             let movable = entry.mechanisms.filter { $0.type != .push }
+            if note {
+                guard let text = entry.account.details?.note else {
+                    throw CommandFailure("\(AccountQuery.title(entry.account)) has no note")
+                }
+                try confirm("This shows the note of \(AccountQuery.title(entry.account)), which may hold recovery codes. Show it? [y/N] ")
+                if let groups = entry.account.details?.groups, !groups.isEmpty {
+                    print("groups: " + groups.map { TerminalText.escaped($0) }.joined(separator: ", "))
+                }
+                print(text.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\n"))
+                return
+            }
             guard !movable.isEmpty else {
                 throw CommandFailure("\(AccountQuery.title(entry.account)) has only a push mechanism, which cannot be moved by URI; register the device with the issuer again")
             }
             // The secret would appear on a screen: ask the person at it, on the terminal itself
             // (standard input may be a pipe that answers for them).
-            if !yes, isatty(STDOUT_FILENO) == 1 {
-                let question = "This shows the secret of \(AccountQuery.title(entry.account)): anyone who sees it can make your codes. Show it? [y/N] "
-                guard let answer = Terminal.ask(question) else {
-                    throw CommandFailure("there is no terminal to ask whether to show the secret; give --yes")
-                }
-                guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was shown") }
-            }
+            try confirm("This shows the secret of \(AccountQuery.title(entry.account)): anyone who sees it can make your codes. Show it? [y/N] ")
             for mechanism in movable {
                 // The names shown here, so the phone shows what coffer list shows.
                 var shown = mechanism
@@ -59,5 +70,15 @@ struct ShowCommand: AsyncParsableCommand {
                 }
             }
         }
+    }
+
+    /// Asks `question` at the terminal when standard output is one (and not `--yes`); anything
+    /// but yes shows nothing.
+    private func confirm(_ question: String) throws {
+        guard !yes, isatty(STDOUT_FILENO) == 1 else { return }
+        guard let answer = Terminal.ask(question) else {
+            throw CommandFailure("there is no terminal to ask whether to show it; give --yes")
+        }
+        guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was shown") }
     }
 }
