@@ -114,7 +114,7 @@ struct PostgresStorageTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(applied.filter { !$0.isEmpty }.count == 1, "\(applied)")
-        #expect(try await TestPostgres.psql(url, "SELECT count(*) FROM coffer_schema") == "5", "every migration, once each")
+        #expect(try await TestPostgres.psql(url, "SELECT count(*) FROM coffer_schema") == "6", "every migration, once each")
 
         try await TestPostgres.psql(url, "INSERT INTO coffer_schema (version, name) VALUES (99, 'from the future')")
         try await TestPostgres.running(try TestPostgres.database(url), migrate: false) { database in
@@ -122,7 +122,7 @@ struct PostgresStorageTests {
                 (error as? PostgresStorageError)?.code == .schemaTooNew && "\(error)".contains("version 99")
             }
             let version = try await database.schemaVersion()
-            #expect(version.database == 99 && version.known == 5)
+            #expect(version.database == 99 && version.known == 6)
         }
     }
 

@@ -51,6 +51,10 @@ extension AuthenticatorClient {
         for name in [newIssuer, newAccount].compactMap({ $0 }) where name.unicodeScalars.contains(where: MechanismURI.isControl) {
             throw .invalidName("a name must not contain control characters")
         }
+        let shownIssuer = newIssuer ?? account.shownIssuer, shownName = newAccount ?? account.shownAccountName
+        if let other = accountListed(asIssuer: shownIssuer, accountName: shownName, except: account) {
+            throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
+        }
         let kept = try keepInTrash(account, [], reason: "renamed", always: true)
         let renamed = try updateAccount(account) { stored in
             if let newIssuer { stored.displayIssuer = newIssuer == stored.issuer ? nil : newIssuer }

@@ -107,7 +107,9 @@ public final class AuthenticatorClient: @unchecked Sendable {
     ///
     /// - Throws: ``AuthenticatorError/invalidURI(_:)`` naming the bad parameter,
     ///   ``AuthenticatorError/duplicateMechanism(type:issuer:accountName:)`` when the account
-    ///   already has a mechanism of that type, ``AuthenticatorError/storageFailed(operation:cause:)``.
+    ///   already has a mechanism of that type, ``AuthenticatorError/nameTaken(issuer:accountName:)``
+    ///   when another account is shown under the URI's names (renamed to them),
+    ///   ``AuthenticatorError/storageFailed(operation:cause:)``.
     @discardableResult
     public func addAccount(uri: String) throws(AuthenticatorError) -> AccountEntry {
         let parsed: MechanismURI.Parsed
@@ -119,11 +121,25 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
         return try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
+            if existing == nil, let other = Self.listedAlike(parsed.account, in: storage.getAllAccounts()) {
+                throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
+            }
             try insert(parsed.mechanisms, into: storage, accountIsNew: existing == nil)
-            var account = parsed.account
-            if let existing { account.timeAdded = existing.timeAdded }
+            // A stored account keeps what it has (the names it shows, its lock, its details);
+            // the URI only fills in a logo or colour it lacks.
+            var account = existing ?? parsed.account
+            account.imageURL = account.imageURL ?? parsed.account.imageURL
+            account.backgroundColor = account.backgroundColor ?? parsed.account.backgroundColor
             try write(storage.setAccount(account: account), "store the account", storage)
             return AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: [])
+        }
+    }
+
+    /// The stored account, other than `account` itself, that shows `account`'s names (a renamed
+    /// one): a new account must not be listed alike.
+    static func listedAlike(_ account: Account, in accounts: [Account]) -> Account? {
+        accounts.first { other in
+            other.identifier != account.identifier && other.shownIssuer == account.issuer && other.shownAccountName == account.accountName
         }
     }
 

@@ -30,6 +30,9 @@ public enum AuthenticatorError: Error, Sendable {
     case restoreClash(type: MechanismType, issuer: String, accountName: String, trashID: String)
     /// A name given to an account cannot be used (`reason`).
     case invalidName(String)
+    /// Another account is already listed as `issuer: accountName` (by the names it shows or the
+    /// ones its issuer gave): two accounts listed alike could not be told apart.
+    case nameTaken(issuer: String, accountName: String)
 }
 
 extension AuthenticatorError: LocalizedError {
@@ -61,6 +64,9 @@ extension AuthenticatorError: LocalizedError {
             return "\(issuer) / \(accountName) has a \(type.rawValue.uppercased()) mechanism again; restore with replacing to put the "
                 + "kept one back in its place (the current one goes to the trash)."
         case .invalidName(let reason): return reason
+        case let .nameTaken(issuer, accountName):
+            return "another account is already listed as '\(ImportEntry.printable("\(issuer): \(accountName)"))'; choose another name, "
+                + "or rename that one first, so the two can be told apart"
         }
     }
 }

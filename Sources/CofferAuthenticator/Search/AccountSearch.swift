@@ -5,6 +5,8 @@ import Foundation
 /// - `Issuer: account` as printed, or `Issuer:account`, is an exact match. The printed form
 ///   splits at its first `: `, so an issuer that itself contains `:` is named exactly: `a:b: c`
 ///   is issuer `a:b`, account `c` (and `a:b:c` matches both it and `a` / `b:c`).
+/// - Else a whole issuer or a whole account name wins: `google` finds `Google` and not
+///   `Google Cloud`, as gopass prefers an exact name.
 /// - Anything else matches a part of the issuer or the account name.
 /// - Both the names shown (after a rename) and the names the issuer gave count.
 /// - Case, accents and width do not matter: `jurgen` finds `Jürgen`.
@@ -25,6 +27,10 @@ public enum AccountSearch {
             }
         }
         if !exact.isEmpty { return exact }
+        let whole = accounts.filter { account in
+            [account.issuer, account.accountName, account.shownIssuer, account.shownAccountName].contains { fold($0) == folded }
+        }
+        if !whole.isEmpty { return whole }
         return accounts.filter { account in
             [account.issuer, account.accountName, account.shownIssuer, account.shownAccountName, "\(account.shownIssuer): \(account.shownAccountName)"]
                 .contains { fold($0).contains(folded) }
@@ -79,13 +85,22 @@ public enum AccountSearch {
 
 extension AuthenticatorClient {
     /// The accounts `query` names (``AccountSearch``), with their mechanisms and notifications;
-    /// every account for `nil`. `Issuer:account` typed as the issuer gave it is looked up
-    /// directly (an indexed lookup per `:`), without listing every account.
+    /// every account for `nil`.
+    ///
+    /// Every account is listed, even for `Issuer:account` typed as the issuer gave it: another
+    /// account renamed to be shown alike must make the query ambiguous, never be passed over.
     public func entries(matching query: String?) -> [AccountEntry] {
-        if let query {
-            let direct = AccountSearch.candidateIdentifiers(query).compactMap { account(storedAs: $0) }
-            if direct.count == 1 { return entries(for: direct) }
+        entries(for: AccountSearch.matches(query, in: allAccounts()))
+    }
+
+    /// The stored account, other than `except`, that is listed as `issuer: accountName` (by the
+    /// names it shows or the ones its issuer gave), if any: a new or renamed account must not be
+    /// listed alike.
+    public func accountListed(asIssuer issuer: String, accountName: String, except: Account? = nil) -> Account? {
+        allAccounts().first { account in
+            account.identifier != except?.identifier
+                && ((account.shownIssuer == issuer && account.shownAccountName == accountName)
+                    || (account.issuer == issuer && account.accountName == accountName))
         }
-        return entries(for: AccountSearch.matches(query, in: allAccounts()))
     }
 }
