@@ -24,7 +24,8 @@ struct Coffer: AsyncParsableCommand {
     static func main() async {
         ProcessHardening.start()
         LoggingSystem.bootstrap { label in EscapedLogHandler(label: label, logLevel: LogLevelOption.fromEnvironment()) }
-        let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName } + ["help"]
+        let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }
+            .flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
         let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }
         if let typed = CommandLine.arguments.dropFirst().first, !hidden.contains(typed),
            let message = CommandSuggestion.message(for: typed, commands: commands) {

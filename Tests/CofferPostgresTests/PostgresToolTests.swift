@@ -57,7 +57,7 @@ struct PostgresToolTests {
 
         // Another owner shares the database and sees nothing of root's.
         let mallory = try await setup.coffer(["list"] + postgres, ["COFFER_OWNER": "mallory"])
-        #expect(mallory.stdout.hasPrefix("No accounts yet") && mallory.stdout.contains("owner mallory"), "\(mallory.stdout)")
+        #expect(mallory.stderr.hasPrefix("No accounts yet") && mallory.stderr.contains("owner mallory"), "\(mallory.stderr)")
         #expect(try await setup.coffer(["code", "Bank"] + postgres, ["COFFER_OWNER": "mallory"]).status == 2, "nothing matched")
 
         // The secret is not in the database; the database is named without a password.
@@ -121,7 +121,7 @@ struct PostgresToolTests {
         #expect(try await setup.coffer(["code", "Bank", "--raw"]).stdout == "969429\n")
         let moved = try await setup.coffer(["migrate", "--to", "postgres"])
         #expect(moved.status == 0 && moved.stdout.contains("Moved 2 account(s), 2 mechanism(s)"), "\(moved.stdout) \(moved.stderr)")
-        #expect(try await setup.coffer(["list", "--backend", "sqlite"]).stdout.hasPrefix("No accounts yet"), "the source is emptied")
+        #expect(try await setup.coffer(["list", "--backend", "sqlite"]).stderr.hasPrefix("No accounts yet"), "the source is emptied")
         #expect(try await setup.coffer(["code", "Bank", "--raw"]).stdout == "338314\n", "the counter moved along; plain code follows")
         // A second migrate finds the accounts already there: nothing replaced, nothing lost.
         #expect(try await setup.coffer(["add", "-", "--backend", "sqlite"], input: "otpauth://totp/GitHub:alice?secret=\(Self.secret)\n").status == 0)

@@ -30,7 +30,7 @@ struct DailyUseToolTests {
         try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/GitHub:alice?secret=\(secret)&issuer=GitHub\n")
         let renamed = try await coffer(directory.url, ["rename", "github", "--issuer", "  GitHub (work) ", "--account", "alice@work"])
         #expect(renamed.stdout.hasPrefix("Renamed to GitHub (work): alice@work. coffer restore "), "names are trimmed: \(renamed.stderr)")
-        #expect(try await coffer(directory.url, ["list"]).stdout.contains("  GitHub (work): alice@work  TOTP\n"))
+        #expect(try await coffer(directory.url, ["list"]).stdout.contains("GitHub (work): alice@work  TOTP\n"))
         #expect(try await coffer(directory.url, ["code", "work"]).stdout.hasPrefix("GitHub (work): alice@work  "))
         let json = try await coffer(directory.url, ["list", "--json"]).stdout
         #expect(json.contains("\"issuer\" : \"GitHub (work)\"") && json.contains("\"accountName\" : \"alice@work\""))

@@ -132,4 +132,17 @@ extension AuthenticatorClient {
         }
         return try updatingAccount(account.identifier, change)
     }
+
+    /// The trash entries `query` names, newest first: the one whose id it is (any case), else
+    /// those whose account it names as ``AccountSearch`` names accounts (`restore bank`).
+    ///
+    /// - Throws: ``AuthenticatorError/noTrash``, or what reading the trash threw.
+    public func trashEntries(matching query: String) throws -> [TrashEntry] {
+        guard let trash else { throw AuthenticatorError.noTrash }
+        let entries = try trash.entries().sorted { $0.trashedAt > $1.trashedAt }
+        if let byID = entries.first(where: { $0.id == query.lowercased() }) { return [byID] }
+        let accounts = AccountSearch.matches(query, in: entries.map(\.account))
+        let identifiers = Set(accounts.map(\.identifier))
+        return entries.filter { identifiers.contains($0.account.identifier) }
+    }
 }

@@ -50,12 +50,35 @@ enum AccountQuery {
         guard let first = entries.first else {
             throw CommandFailure.noMatch("no account matches '\(query ?? "")'; see coffer list" + ending)
         }
+        if entries.count > 1, let chosen = try choose(among: entries, query: query, ending: ending) { return chosen }
         guard entries.count == 1 else {
             let named = entries.prefix(3).map { "'\(title($0.account))'" }.joined(separator: ", ")
             throw CommandFailure.ambiguous("'\(query ?? "")' matches \(entries.count) accounts (\(named)\(entries.count > 3 ? ", …" : "")); "
                 + "name one as it is listed, for example '\(title(first.account))'" + ending)
         }
         return first
+    }
+
+    /// The most accounts a numbered choice offers.
+    static let choiceLimit = 9
+
+    /// At a terminal (standard input and output both one), a numbered choice among `entries`,
+    /// asked on the terminal itself; `nil` elsewhere (scripts keep the exit status 3) or when
+    /// there are more than ``choiceLimit``. Anything but a listed number chooses none (exit 3).
+    private static func choose(among entries: [AccountEntry], query: String?, ending: String) throws -> AccountEntry? {
+        guard entries.count <= choiceLimit, isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else { return nil }
+        let sorted = AccountSearch.sorted(entries)
+        var question = "'\(TerminalText.escaped(query ?? ""))' matches \(entries.count) accounts:\n"
+        for (number, entry) in sorted.enumerated() {
+            let kinds = entry.mechanisms.map { $0.type.rawValue.uppercased() }.joined(separator: ", ")
+            question += "  \(number + 1)  \(title(entry.account))  \(kinds)  added \(entry.account.timeAdded.formatted(date: .abbreviated, time: .omitted))\n"
+        }
+        question += "Which one? [1-\(entries.count), Enter for none] "
+        guard let answer = Terminal.ask(question) else { return nil }
+        guard let number = Int(answer), (1...sorted.count).contains(number) else {
+            throw CommandFailure.ambiguous("no account was chosen" + ending)
+        }
+        return sorted[number - 1]
     }
 
     /// `Issuer: account`, with the names shown, control characters escaped (names come from a

@@ -2,9 +2,17 @@ import ArgumentParser
 
 /// What to say when the first argument is not a command: the nearest command, when one is near.
 enum CommandSuggestion {
+    /// Words other tools use for a command, and coffer's command for each (pass's `ls`, `rm`,
+    /// `mv` and `otp` are aliases; these are only suggested).
+    static let otherToolsWords = ["insert": "add", "find": "list", "search": "list", "grep": "list", "delete": "remove",
+                                  "del": "remove", "move": "rename", "totp": "code", "hotp": "code", "get": "code"]
+
     /// A one-line message for `typed`, or `nil` when it is a command (or an option).
     static func message(for typed: String, commands: [String]) -> String? {
         guard !typed.hasPrefix("-"), !commands.contains(typed) else { return nil }
+        if let command = otherToolsWords[typed.lowercased()] {
+            return "'\(typed)' is not a coffer command. Did you mean '\(command)'? (coffer --help lists them all)"
+        }
         let nearest = commands.map { ($0, distance(typed.lowercased(), $0)) }.min { $0.1 < $1.1 }
         if let (command, distance) = nearest, distance <= max(1, command.count / 3) || command.hasPrefix(typed.lowercased()) {
             return "'\(typed)' is not a coffer command. Did you mean '\(command)'? (coffer --help lists them all)"

@@ -15,4 +15,16 @@ enum Terminal {
         while answer.count < 80, read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { answer.append(byte) }
         return String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
     }
+
+    /// Before a secret goes to standard output: when that is a terminal (someone may be looking)
+    /// and `yes` was not given, asks `question` on the terminal itself (standard input may be a
+    /// pipe answering for them); anything but yes shows nothing. Into a file or pipe, a script
+    /// asked for it: no question.
+    static func confirmShowingSecrets(_ question: String, yes: Bool) throws {
+        guard !yes, isatty(STDOUT_FILENO) == 1 else { return }
+        guard let answer = ask(question) else {
+            throw CommandFailure("there is no terminal to ask whether to show it; give --yes")
+        }
+        guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was shown") }
+    }
 }

@@ -19,6 +19,7 @@ struct AddCommand: AsyncParsableCommand {
               coffer add - < uris.txt
               coffer add --issuer Example --account alice          # asks for the secret
               coffer add --type hotp --issuer Bank --account bob --secret - < key.txt
+              coffer add --issuer Foo --secret - < key.txt       # the account is named Foo too
               printf '%s\\n' "$NEW_URI" | coffer add --replace -   # after a new QR code
             """)
 
@@ -30,7 +31,7 @@ struct AddCommand: AsyncParsableCommand {
                                valueName: "base32|-"))
     var secret: String?
     @Option(help: "The issuer (the service).") var issuer: String?
-    @Option(help: "The account name at the issuer.") var account: String?
+    @Option(help: "The account name at the issuer (the issuer's name when left out, as in otpauth://totp/Foo).") var account: String?
     @Option(help: "The kind of code.") var type: TypedMechanism = .totp
     @Option(help: "Digits per code, 6 to 8.") var digits: Int = 6
     @Option(help: "TOTP time step in seconds.") var period: Int = 30
@@ -138,7 +139,9 @@ struct AddCommand: AsyncParsableCommand {
             guard !lines.isEmpty else { throw CommandFailure("no URI on standard input") }
             return lines
         }
-        guard let issuer = issuer?.trimmingCharacters(in: .whitespaces), let account = account?.trimmingCharacters(in: .whitespaces) else {
+        // One name alone names both, as a URI whose label has no account (otpauth://totp/Foo) does.
+        guard let issuer = (issuer ?? account)?.trimmingCharacters(in: .whitespaces),
+              let account = (account ?? issuer)?.trimmingCharacters(in: .whitespaces) else {
             throw CommandFailure.usage("give a URI (or - to read it from standard input), or --issuer and --account (see coffer add --help)")
         }
         guard !issuer.isEmpty, !account.isEmpty else { throw CommandFailure.usage("--issuer and --account must not be empty") }

@@ -21,22 +21,24 @@ struct CodeCommand: AsyncParsableCommand {
               coffer code 'GitHub: alice' --raw
               coffer code github --copy
               coffer code github --next        # the code after this one
-              coffer code github --at '2026-11-24 09:30:00'   # UTC
+              coffer code github --at '2026-11-24 09:30'       # local time; or '… 09:30 UTC'
+              coffer code github -c                            # -c is --copy, as in pass otp -c
               coffer code --json     # with id, period, digits, validUntil
               coffer code --watch --next
-            """)
+            """,
+        aliases: ["otp"])
 
     @Argument(help: ArgumentHelp("Which accounts.", valueName: "query"), completion: .custom(AccountCompletion.titles))
     var query: String?
     @Flag(help: "Print JSON.") var json = false
-    @Flag(help: "Print only the code, nothing else (QUERY must name one account).") var raw = false
-    @Flag(help: ArgumentHelp("Put the code on the clipboard (QUERY must name one account).",
+    @Flag(name: .shortAndLong, help: "Print only the code, nothing else (QUERY must name one account).") var raw = false
+    @Flag(name: .shortAndLong, help: ArgumentHelp("Put the code on the clipboard (QUERY must name one account).",
                              discussion: "Uses wl-copy, xclip or xsel, else the terminal (OSC 52); cleared after 30 s unless it changed."))
     var copy = false
-    @Flag(help: "Redraw the codes every second with a countdown, until Ctrl-C (never issues a HOTP code).") var watch = false
-    @Flag(help: "The code of the next time step instead of the current one (with --watch: beside it).") var next = false
-    @Option(help: ArgumentHelp("The code at this time instead of now: 2026-11-24T09:30:00Z, 2026-11-24 09:30:00 (UTC), or @UNIXSECONDS.",
-                               valueName: "time"))
+    @Flag(name: .shortAndLong, help: "Redraw the codes every second with a countdown, until Ctrl-C (never issues a HOTP code).") var watch = false
+    @Flag(name: .shortAndLong, help: "The code of the next time step instead of the current one (with --watch: beside it).") var next = false
+    @Option(help: ArgumentHelp("The code at this time instead of now: '2026-11-24 09:30' (local time), '2026-11-24 09:30 UTC', "
+                               + "2026-11-24T09:30:00Z, now, or @UNIXSECONDS.", valueName: "time"))
     var at: CodeTime?
     @OptionGroup var options: AuthenticatorOptions
 
@@ -51,7 +53,7 @@ struct CodeCommand: AsyncParsableCommand {
         try await reportingErrors {
             let (authenticator, storage) = try options.open()
             let matched = try AccountQuery.entries(matching: query, authenticator, storage)
-            let entries = AccountSearch.sorted(matched.filter { $0.mechanisms.contains { $0.type != .push } })
+            var entries = AccountSearch.sorted(matched.filter { $0.mechanisms.contains { $0.type != .push } })
             let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory)
             guard !entries.isEmpty else {
                 if let unreadable { throw unreadable }
@@ -65,7 +67,7 @@ struct CodeCommand: AsyncParsableCommand {
                                              ?? "no accounts with codes yet; add one with coffer add")
             }
             if watch { try CodeWatch.run(entries, showNext: next) }
-            if raw || copy { _ = try AccountQuery.one(entries, query: query) }
+            if raw || copy { entries = [try AccountQuery.one(entries, query: query)] }
             let tool = copy ? try Clipboard.tool() : nil
             let outputs = try await codes(for: entries, authenticator)
             if let tool {
@@ -146,24 +148,47 @@ struct CodeCommand: AsyncParsableCommand {
 
 /// A time `--at` accepts: ISO 8601 with a zone (`2026-11-24T09:30:00Z`), `YYYY-MM-DD HH:MM:SS`
 /// in UTC (as oathtool's `--now`), or `@` and Unix seconds.
+/// A time as people type it for `--at`, the way `oathtool --now` takes date(1) strings: `now`,
+/// `@UNIXSECONDS`, ISO 8601 (`2026-11-24T09:30:00Z`, with an offset), or `2026-11-24 09:30`
+/// with optional seconds and an optional zone (`UTC`, `Z`, `+01:00`). A time without a zone is
+/// this machine's local time, as date(1) reads it (`TZ` decides).
 struct CodeTime: ExpressibleByArgument {
     let date: Date
 
+    init(date: Date) { self.date = date }
+
     init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces)
+        guard let date = Self.parse(argument, now: Date(), zone: .current) else { return nil }
+        self.date = date
+    }
+
+    static func parse(_ argument: String, now: Date, zone: TimeZone) -> Date? {
+        var text = argument.trimmingCharacters(in: .whitespaces)
+        if text.lowercased() == "now" { return now }
         if text.hasPrefix("@"), let seconds = Int64(text.dropFirst()), seconds >= 0, seconds < 1 << 40 {
-            date = Date(timeIntervalSince1970: TimeInterval(seconds))
-            return
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
         }
-        if let parsed = try? Date.ISO8601FormatStyle().parse(text) {
-            date = parsed
-            return
+        if let parsed = try? Date.ISO8601FormatStyle().parse(text) { return parsed }
+        // A zone at the end: " UTC", " GMT", "Z", " +01:00", "+0100".
+        var zone = zone
+        for name in [" UTC", " GMT", " Z", "Z"] where text.uppercased().hasSuffix(name) {
+            text = String(text.dropLast(name.count)).trimmingCharacters(in: .whitespaces)
+            zone = TimeZone(identifier: "UTC")!
+            break
         }
-        let plain = DateFormatter()
-        plain.locale = Locale(identifier: "en_US_POSIX")
-        plain.timeZone = TimeZone(identifier: "UTC")
-        plain.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        guard let parsed = plain.date(from: text) else { return nil }
-        date = parsed
+        if let match = text.wholeMatch(of: /(.+?)\s*([+-])(\d{2}):?(\d{2})/), match.1.contains(" ") || match.1.contains("T"),
+           let hours = Int(match.3), let minutes = Int(match.4), hours <= 14, minutes < 60,
+           let offset = TimeZone(secondsFromGMT: (match.2 == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)) {
+            text = String(match.1)
+            zone = offset
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = zone
+        for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd"] {
+            formatter.dateFormat = format
+            if let parsed = formatter.date(from: text) { return parsed }
+        }
+        return nil
     }
 }

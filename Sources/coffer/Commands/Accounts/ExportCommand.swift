@@ -20,7 +20,9 @@ struct ExportCommand: AsyncParsableCommand {
             new DIR; Google's format has no period, no Steam codes and no 7 digits, and such \
             accounts are listed, not changed. Only aegis can be encrypted: the others hold the \
             secrets in the clear, and say so. Every file is 0600 from its first byte, written \
-            atomically. Push mechanisms cannot be exported and are listed.
+            atomically. Push mechanisms cannot be exported and are listed. Printed to a \
+            terminal (-, not encrypted), the secrets are shown only once you say yes, as show \
+            --uri asks; into a file or a pipe nothing is asked.
 
             Examples:
               coffer export backup.json --encrypt
@@ -36,6 +38,7 @@ struct ExportCommand: AsyncParsableCommand {
     var file: String
     @Option(help: "The format.") var format: ExportFormat = .aegis
     @Flag(help: "Encrypt the vault with a password (aegis only).") var encrypt = false
+    @Flag(name: .shortAndLong, help: "Do not ask before printing the secrets at a terminal (with - as the file).") var yes = false
     @OptionGroup var password: PasswordOptions
     @OptionGroup var options: AuthenticatorOptions
 
@@ -52,6 +55,10 @@ struct ExportCommand: AsyncParsableCommand {
             // it is needed: refuse, as migrate does, and leave the target alone.
             if let unreadable = UnreadableRecords.failure(storage, directory: options.data.directory) {
                 throw CommandFailure("nothing was exported (\(file == "-" ? "standard output" : file) was left as it was): \(unreadable)", status: unreadable.status)
+            }
+            if file == "-", !encrypt {
+                try Terminal.confirmShowingSecrets("This prints the secrets of \(exported.accounts.count) account(s): anyone who sees "
+                    + "them can make your codes. Print them? [y/N] ", yes: yes)
             }
             let secret = encrypt ? try password.password(prompt: "New vault password: ", confirm: true) : nil
             try ExportFormats(file: file, format: format).write(exported.accounts, notExported: exported.notExported, password: secret)

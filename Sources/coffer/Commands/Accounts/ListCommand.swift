@@ -17,7 +17,8 @@ struct ListCommand: AsyncParsableCommand {
               coffer list github
               coffer list --json
               coffer list --show-secret     # prints secrets; a warning goes to stderr
-            """)
+            """,
+        aliases: ["ls"])
 
     @Argument(help: ArgumentHelp("Only the accounts this matches.", valueName: "query"), completion: .custom(AccountCompletion.titles))
     var query: String?
@@ -57,18 +58,22 @@ struct ListCommand: AsyncParsableCommand {
                 if let unreadable { throw unreadable }
                 return
             }
+            // At a terminal a header says where the accounts are; into a pipe standard output is
+            // one account per line, and an empty list is said on standard error.
+            let atTerminal = isatty(STDOUT_FILENO) == 1
             guard !entries.isEmpty else {
-                print("No accounts yet in \(try options.location()). Add one with: coffer add -  (then paste the otpauth:// URI)")
+                let hint = "No accounts yet in \(try options.location()). Add one with: coffer add -  (then paste the otpauth:// URI)"
+                if atTerminal { print(hint) } else { StandardStreams.note(hint) }
                 return
             }
-            print("Accounts in \(try options.location()):")
+            if atTerminal { print("Accounts in \(try options.location()):") }
             let rows = entries.map { entry in
                 let outlined = outlines[Self.key(entry.account.issuer, entry.account.accountName)] ?? []
                 let types = (entry.mechanisms.map(\.type) + outlined.map(\.type)).map { $0.rawValue.uppercased() }.joined(separator: ", ")
                 let lock = entry.account.isLocked ? "  [locked\(entry.account.lockingPolicy.map { ": \($0)" } ?? "")]" : ""
                 return [AccountQuery.title(entry.account), types + lock]
             }
-            for (entry, line) in zip(entries, AccountQuery.columns(rows, indent: "  ")) {
+            for (entry, line) in zip(entries, AccountQuery.columns(rows, indent: atTerminal ? "  " : "")) {
                 print(line)
                 if showSecret {
                     for mechanism in entry.mechanisms { print("      \(mechanism.type.rawValue) secret: \(mechanism.secret)") }

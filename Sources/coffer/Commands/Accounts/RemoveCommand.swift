@@ -15,10 +15,11 @@ struct RemoveCommand: AsyncParsableCommand {
             Examples:
               coffer remove github
               coffer remove 'Example:alice@example.com' --yes
-            """)
+            """,
+        aliases: ["rm"])
 
     @Argument(help: "Which account.", completion: .custom(AccountCompletion.titles)) var query: String
-    @Flag(name: .shortAndLong, help: "Do not ask for confirmation.") var yes = false
+    @Flag(name: [.short, .long, .customShort("f")], help: "Do not ask for confirmation (-f as in pass rm -f).") var yes = false
     @OptionGroup var options: AuthenticatorOptions
 
     func run() async throws {

@@ -13,7 +13,8 @@ struct RenameCommand: AsyncParsableCommand {
 
             Example:
               coffer rename 'Example: alice@example.com' --issuer 'Example (work)'
-            """)
+            """,
+        aliases: ["mv"])
 
     @Argument(help: "Which account (must match exactly one).", completion: .custom(AccountCompletion.titles)) var query: String
     @Option(help: "The issuer name to show.") var issuer: String?

@@ -43,7 +43,7 @@ struct ShowCommand: AsyncParsableCommand {
                 guard let text = entry.account.details?.note else {
                     throw CommandFailure("\(AccountQuery.title(entry.account)) has no note")
                 }
-                try confirm("This shows the note of \(AccountQuery.title(entry.account)), which may hold recovery codes. Show it? [y/N] ")
+                try Terminal.confirmShowingSecrets("This shows the note of \(AccountQuery.title(entry.account)), which may hold recovery codes. Show it? [y/N] ", yes: yes)
                 if let groups = entry.account.details?.groups, !groups.isEmpty {
                     print("groups: " + groups.map { TerminalText.escaped($0) }.joined(separator: ", "))
                 }
@@ -55,7 +55,7 @@ struct ShowCommand: AsyncParsableCommand {
             }
             // The secret would appear on a screen: ask the person at it, on the terminal itself
             // (standard input may be a pipe that answers for them).
-            try confirm("This shows the secret of \(AccountQuery.title(entry.account)): anyone who sees it can make your codes. Show it? [y/N] ")
+            try Terminal.confirmShowingSecrets("This shows the secret of \(AccountQuery.title(entry.account)): anyone who sees it can make your codes. Show it? [y/N] ", yes: yes)
             for mechanism in movable {
                 // The names shown here, so the phone shows what coffer list shows.
                 var shown = mechanism
@@ -70,15 +70,5 @@ struct ShowCommand: AsyncParsableCommand {
                 }
             }
         }
-    }
-
-    /// Asks `question` at the terminal when standard output is one (and not `--yes`); anything
-    /// but yes shows nothing.
-    private func confirm(_ question: String) throws {
-        guard !yes, isatty(STDOUT_FILENO) == 1 else { return }
-        guard let answer = Terminal.ask(question) else {
-            throw CommandFailure("there is no terminal to ask whether to show it; give --yes")
-        }
-        guard answer == "y" || answer == "yes" else { throw CommandFailure("nothing was shown") }
     }
 }

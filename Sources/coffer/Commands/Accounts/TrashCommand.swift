@@ -87,13 +87,18 @@ struct RestoreCommand: AsyncParsableCommand {
             a restored mechanism keeps the highest counter the store has seen for it, so no code \
             the server has seen is issued again.
 
+            The entry is named by its id or by its account, as other commands name accounts; \
+            a name that several entries have is ambiguous (exit 3): the message lists their ids.
+
             Examples:
               coffer trash
               coffer restore 1a2b3c4d
+              coffer restore bank
               coffer restore 1a2b3c4d --replace
             """)
 
-    @Argument(help: ArgumentHelp("The entry's id, as coffer trash lists it.", valueName: "id")) var id: String
+    @Argument(help: ArgumentHelp("The entry's id, as coffer trash lists it, or its account's name.", valueName: "id|query"))
+    var id: String
     @Flag(help: "Put a replaced mechanism back in place of the one there now (which goes to the trash).") var replace = false
     @OptionGroup var options: AuthenticatorOptions
 
@@ -105,7 +110,17 @@ struct RestoreCommand: AsyncParsableCommand {
             }
             let entry: TrashEntry
             do {
-                entry = try await authenticator.restore(trashID: id, replacing: replace)
+                let found = try authenticator.trashEntries(matching: id)
+                guard let chosen = found.first else {
+                    throw CommandFailure.noMatch("nothing in the trash has the id or the name '\(id)'; coffer trash lists them")
+                }
+                guard found.count == 1 else {
+                    let named = found.prefix(4).map { "\($0.id) (\(AccountQuery.title($0.account)), \($0.reason) "
+                        + "\($0.trashedAt.formatted(.relative(presentation: .named))))" }.joined(separator: ", ")
+                    throw CommandFailure.ambiguous("'\(id)' names \(found.count) trash entries: \(named)\(found.count > 4 ? ", …" : ""); "
+                        + "restore one by its id")
+                }
+                entry = try await authenticator.restore(trashID: chosen.id, replacing: replace)
             } catch AuthenticatorError.trashEntryUnreadable(let name, let why) {
                 // An entry that does not open is not an absent one.
                 if let failure = trash.keyFailure(waiting: 1) { throw failure }

@@ -24,7 +24,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The code to check.", valueName: "code")) var code: String
     @Argument(help: ArgumentHelp("Which account (must match exactly one).", valueName: "query"), completion: .custom(AccountCompletion.titles))
     var query: String
-    @Option(help: "TOTP: time steps accepted before and after now. HOTP: counter values accepted after the next one.")
+    @Option(name: .shortAndLong, help: "TOTP: time steps accepted before and after now. HOTP: counter values accepted after the next one.")
     var window: Int = 0
     @Flag(help: "HOTP: move the counter past the value that matched.") var resync = false
     @Option(help: ArgumentHelp("Check at this time instead of now (as code --at).", valueName: "time")) var at: CodeTime?
