@@ -71,7 +71,7 @@ struct ErrorMessageToolTests {
         #expect(out.hasPrefix("secret-service\n0\n"), "the key went into the keyring, no key file: \(out)")
         let section = { (name: String) in out.components(separatedBy: "--- \(name)\n").last?.components(separatedBy: "--- ").first ?? "" }
         let list = section("list")
-        #expect(list.contains("  Bank: bob  HOTP\n") && list.contains("  Mail: ann  TOTP\n"), "names and types without the key: \(list)")
+        #expect(list.contains("Bank: bob  HOTP\n") && list.contains("Mail: ann  TOTP\n"), "names and types without the key: \(list)")
         #expect(list.hasSuffix("status=0\n"), "\(list)")
         #expect(list.contains("coffer: note: Run coffer in your desktop session, or run `coffer key move --to file` there once"), "\(list)")
         #expect(section("json") == "2\n", "\(out)")

@@ -98,7 +98,7 @@ struct TrashToolTests {
         let replaced = out.components(separatedBy: "--- replace\n")[1].components(separatedBy: "--- rename")[0]
         #expect(replaced.contains("what Bank: bob had is in the trash") && replaced.contains("Restored Bank: bob"), "\(replaced)")
         #expect(replaced.hasSuffix("254676\n"), "the restored mechanism goes on from counter 5: \(replaced)")
-        #expect(out.contains("  Bank: bob  HOTP"), "the old names are back: \(out)")
+        #expect(out.contains("--- rename\nBank: bob  HOTP"), "the old names are back: \(out)")
         let purge = out.components(separatedBy: "--- purge\n")[1]
         #expect(!purge.contains("entries=0") && purge.contains("after-empty=0"), "\(purge)")
         #expect(purge.hasSuffix("The trash is empty.\n"), "with COFFER_TRASH_DAYS=0 what is past the keeping time is purged: \(purge)")
@@ -188,7 +188,7 @@ struct TrashToolTests {
         let out = result.stdout
         #expect(out.hasPrefix("coffer: Use the account Bank: bob (rename it with coffer rename), or remove it first"), "\(out)")
         #expect(out.contains("status=1\ntotp=0\n755224\n"), "refused, nothing stored; the first code is still the first: \(out)")
-        #expect(out.contains("  Other: eve  TOTP\n"), "a TOTP secret may be shared: \(out)")
+        #expect(out.contains("\nOther: eve  TOTP\n"), "a TOTP secret may be shared: \(out)")
     }
 
     @Test("a damaged record of counters stops every HOTP add, restore and import with what to do, and stores nothing; TOTP goes on")

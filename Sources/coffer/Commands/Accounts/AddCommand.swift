@@ -19,7 +19,7 @@ struct AddCommand: AsyncParsableCommand {
               coffer add - < uris.txt
               coffer add --issuer Example --account alice          # asks for the secret
               coffer add --type hotp --issuer Bank --account bob --secret - < key.txt
-              coffer add --issuer Foo --secret - < key.txt       # the account is named Foo too
+              coffer add --issuer Foo --secret - < key.txt   # account Foo too
               printf '%s\\n' "$NEW_URI" | coffer add --replace -   # after a new QR code
             """)
 

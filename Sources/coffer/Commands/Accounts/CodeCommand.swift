@@ -21,8 +21,8 @@ struct CodeCommand: AsyncParsableCommand {
               coffer code 'GitHub: alice' --raw
               coffer code github --copy
               coffer code github --next        # the code after this one
-              coffer code github --at '2026-11-24 09:30'       # local time; or '… 09:30 UTC'
-              coffer code github -c                            # -c is --copy, as in pass otp -c
+              coffer code github --at '2026-11-24 09:30'   # local; or '… UTC'
+              coffer code github -c          # -c is --copy, as in pass otp -c
               coffer code --json     # with id, period, digits, validUntil
               coffer code --watch --next
             """,

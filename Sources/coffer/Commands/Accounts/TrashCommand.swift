@@ -110,23 +110,23 @@ struct RestoreCommand: AsyncParsableCommand {
             }
             let entry: TrashEntry
             do {
+                // Not a name of an entry that opens: as an id, so an entry that does not open
+                // (the key not answering) says why rather than "nothing".
                 let found = try authenticator.trashEntries(matching: id)
-                guard let chosen = found.first else {
-                    throw CommandFailure.noMatch("nothing in the trash has the id or the name '\(id)'; coffer trash lists them")
-                }
-                guard found.count == 1 else {
+                let chosen = found.first?.id ?? id
+                guard found.count <= 1 else {
                     let named = found.prefix(4).map { "\($0.id) (\(AccountQuery.title($0.account)), \($0.reason) "
                         + "\($0.trashedAt.formatted(.relative(presentation: .named))))" }.joined(separator: ", ")
                     throw CommandFailure.ambiguous("'\(id)' names \(found.count) trash entries: \(named)\(found.count > 4 ? ", …" : ""); "
                         + "restore one by its id")
                 }
-                entry = try await authenticator.restore(trashID: chosen.id, replacing: replace)
+                entry = try await authenticator.restore(trashID: chosen, replacing: replace)
             } catch AuthenticatorError.trashEntryUnreadable(let name, let why) {
                 // An entry that does not open is not an absent one.
                 if let failure = trash.keyFailure(waiting: 1) { throw failure }
                 throw CommandFailure("the trash entry \(name) cannot be restored: \(why)")
             } catch AuthenticatorError.notFound(let what) where what.hasPrefix("The trash entry") {
-                throw CommandFailure.noMatch("nothing in the trash has the id '\(id)'; coffer trash lists them")
+                throw CommandFailure.noMatch("nothing in the trash has the id or the name '\(id)'; coffer trash lists them")
             } catch AuthenticatorError.restoreClash(let type, let issuer, let accountName, let trashID) {
                 throw CommandFailure("\(ImportEntry.printable("\(issuer): \(accountName)")) has a \(type.rawValue.uppercased()) mechanism again; "
                     + "coffer restore \(trashID) --replace puts the old one back in its place (the current one goes to the trash)")
