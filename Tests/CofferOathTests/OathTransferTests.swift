@@ -70,6 +70,23 @@ struct OathTransferTests {
         #expect(try await client.generateCode(id) == "287082", "RFC 4226 counter 1: never 755224 again")
     }
 
+    @Test("issue 33: two entries of one name with different secrets are two credentials; a note Ping cannot keep is named")
+    func distinctSecretsAndDetails() async throws {
+        let client = try await OathClient.createClient { $0.storage = MemoryOathStorage() }
+        let personal = TransferAccount(type: "totp", issuer: "Mail", accountName: "me", secret: "JBSWY3DPEHPK3PXP",
+                                       details: AccountDetails(note: "recovery: 1234"))
+        var work = personal
+        work.secret = "KRSXG5CTMVRXEZLU"
+        work.details = nil
+        let report = try await client.importEntries([.account(personal), .account(work)])
+        #expect(report.imported.count == 2 && report.renamed == ["Mail: me (totp) as Mail: me (2)"], "\(report)")
+        #expect(report.detailsNotKept == ["Mail: me (totp)"], "Ping's credential has no place for a note: \(report)")
+        let names = Set(try await client.getCredentials().map(\.displayAccountName))
+        #expect(names == ["me", "me (2)"])
+        let again = try await client.importEntries([.account(personal), .account(work)])
+        #expect(again.imported.isEmpty && again.skippedExisting.count == 2, "importing again adds nothing: \(again)")
+    }
+
     @Test("an entry's UUID is the credential's id unless another credential has it; a HOTP secret held elsewhere is refused")
     func idsAndOneSecret() async throws {
         let client = try await OathClient.createClient { $0.storage = MemoryOathStorage() }

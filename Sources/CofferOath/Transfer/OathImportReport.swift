@@ -5,8 +5,14 @@ import Foundation
 public struct OathImportReport: Sendable {
     /// Entries stored as credentials.
     public var imported: [String] = []
-    /// Entries whose issuer, account and type a stored credential already has, left as it was.
+    /// Entries a stored credential already has: the same issuer, account, type and secret.
     public var skippedExisting: [String] = []
+    /// Entries stored under a name of their own (`name (2)`) because a credential of their name
+    /// holds another secret, each `title as Issuer: name (2)`. Also listed in ``imported``.
+    public var renamed: [String] = []
+    /// Entries whose note, groups or favourite mark (an Aegis or Bitwarden export's) could not be
+    /// kept: Ping's credential has no place for them. Keep the export if they matter.
+    public var detailsNotKept: [String] = []
     /// Entries of types Ping's Oath module has no generator for (Steam, mOTP, Yandex, push).
     public var unsupported: [String] = []
     /// Entries that could not be imported, each `title: why` (a secret that is not base32, a

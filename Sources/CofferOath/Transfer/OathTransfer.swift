@@ -12,7 +12,7 @@ extension OathService {
         var report = OathImportReport()
         var stored = try await storage.getAllOathCredentials()
         for entry in entries {
-            let credential: OathCredential
+            var credential: OathCredential
             switch Self.reading(entry) {
             case .unsupported:
                 report.unsupported.append(entry.title)
@@ -23,11 +23,20 @@ extension OathService {
             case .credential(let read):
                 credential = read
             }
-            let existing = stored.first { $0.isSameAccount(as: credential) }
-            if existing != nil, !overwrite {
-                report.skippedExisting.append(entry.title)
-                continue
+            var existing = stored.first { $0.isSameAccount(as: credential) }
+            if let found = existing, !overwrite {
+                // The same secret is already there; another secret under this name (a personal
+                // and a work login under one address) becomes a credential of its own, `name (2)`.
+                guard let free = OathCredential.freeName(for: credential, among: stored, sameSecretAs: found) else {
+                    report.skippedExisting.append(entry.title)
+                    if entry.details != nil { report.detailsNotKept.append(entry.title) }
+                    continue
+                }
+                credential = free
+                existing = nil
+                report.renamed.append("\(entry.title) as \(ImportEntry.printable("\(free.displayIssuer): \(free.displayAccountName)"))")
             }
+            if entry.details != nil { report.detailsNotKept.append(entry.title) }
             var placed = credential
             var renumbered = false
             if let existing {
@@ -123,6 +132,29 @@ extension OathCredential {
         oathType == other.oathType
             && [issuer.lowercased(), displayIssuer.lowercased()].contains(other.issuer.lowercased())
             && [accountName, displayAccountName].contains(other.accountName)
+    }
+
+    /// The first `name (n)` no stored credential of this issuer and type has, for `credential`
+    /// whose name `found` holds with another secret; `nil` when `found`, or a credential under
+    /// one of those names, already holds this very secret (the entry is already there).
+    static func freeName(for credential: OathCredential, among stored: [OathCredential], sameSecretAs found: OathCredential) -> OathCredential? {
+        if (try? found.key()) == (try? credential.key()) { return nil }
+        for number in 2...100 {
+            let candidate = credential.named("\(credential.accountName) (\(number))")
+            guard let holder = stored.first(where: { $0.isSameAccount(as: candidate) }) else { return candidate }
+            if (try? holder.key()) == (try? credential.key()) { return nil }
+        }
+        return nil
+    }
+
+    /// The same credential under another account name (shown as it too).
+    func named(_ name: String) -> OathCredential {
+        OathCredential(
+            id: id, userId: userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer,
+            accountName: name, displayAccountName: name, oathType: oathType, oathAlgorithm: oathAlgorithm,
+            digits: digits, period: period, counter: counter, createdAt: createdAt, imageURL: imageURL,
+            backgroundColor: backgroundColor, policies: policies, lockingPolicy: lockingPolicy, isLocked: isLocked,
+            secretKey: secretKey)
     }
 
     /// The same credential under another id.
