@@ -9,7 +9,7 @@ struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
         abstract: "Show or move the key that seals the accounts' secrets.",
-        subcommands: [Show.self, Move.self, Forget.self, NewKEK.self],
+        subcommands: [Show.self, Move.self, Passwd.self, Forget.self, NewKEK.self],
         defaultSubcommand: Show.self)
 
     /// Where the accounts' key is kept, in words.

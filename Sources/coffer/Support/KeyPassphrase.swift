@@ -29,8 +29,29 @@ enum KeyPassphrase {
         return passphrase
     }
 
-    private static func read(prompt: String, file: String?, needed: String) throws -> String {
-        let environment = ProcessInfo.processInfo.environment
+    /// The new passphrase of `coffer key passwd`: from `file` (`--password-file`), else asked
+    /// twice at the terminal; never from the variables, which give the current one. Refuses an
+    /// empty one and warns about a short one.
+    static func chooseNew(file: String?) throws -> String {
+        let passphrase = try read(prompt: "New passphrase for the accounts' key: ", file: file,
+                                  needed: "the new passphrase is needed (--password-file gives it to a script)", environment: false)
+        guard !passphrase.isEmpty else { throw CommandFailure("the new passphrase is empty; nothing was changed") }
+        if file == nil, try HiddenPrompt.read("Repeat the new passphrase: ") != passphrase {
+            throw CommandFailure("the passphrases differ; nothing was changed")
+        }
+        if passphrase.count < 10 {
+            StandardStreams.note("coffer: warning: the passphrase is shorter than 10 characters; whoever copies the key file can guess it")
+        }
+        return passphrase
+    }
+
+    /// The current passphrase, asked afresh before it is changed (a remembered key is not enough).
+    @Sendable static func askCurrent() async throws -> String {
+        try read(prompt: "Current passphrase of the accounts' key: ", file: nil, needed: "the current passphrase is needed")
+    }
+
+    private static func read(prompt: String, file: String?, needed: String, environment useEnvironment: Bool = true) throws -> String {
+        let environment = useEnvironment ? ProcessInfo.processInfo.environment : [:]
         if let path = file ?? environment["COFFER_KEY_PASSWORD_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
             return try SecretFile.firstLine(of: path, what: "passphrase file")
         }

@@ -21,6 +21,23 @@ enum TPMPIN {
         return pin
     }
 
+    /// The new PIN of `coffer key passwd`: from `file` (`--pin-file`), else asked twice at the
+    /// terminal; never from `COFFER_TPM_PIN_FILE`, which gives the current one.
+    static func chooseNew(file: String?) throws -> String {
+        let pin: String
+        if let file {
+            pin = try SecretFile.firstLine(of: file, what: "new TPM PIN file")
+        } else {
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw CommandFailure("the new TPM PIN is needed: run this at a terminal, or give it with --pin-file (a 0600 file)")
+            }
+            pin = try HiddenPrompt.read("New TPM PIN: ")
+            if try HiddenPrompt.read("Repeat the new TPM PIN: ") != pin { throw CommandFailure("the PINs differ; nothing was changed") }
+        }
+        guard !pin.isEmpty else { throw CommandFailure("the new PIN is empty (--no-pin removes the PIN); nothing was changed") }
+        return pin
+    }
+
     private static func read(prompt: String, needed: String) throws -> String {
         if let path = ProcessInfo.processInfo.environment["COFFER_TPM_PIN_FILE"], !path.isEmpty {
             return try SecretFile.firstLine(of: path, what: "TPM PIN file")

@@ -83,6 +83,32 @@ public struct PassphraseKeyStore: KeyRingStore {
         }
     }
 
+    /// Seals `alias`'s keys under a new passphrase (`coffer key passwd`), once `current` gives
+    /// the passphrase they are sealed under now (a remembered derived key is not enough). The
+    /// keys do not change, so nothing sealed with them is touched; the file is replaced in one
+    /// durable, atomic step (a kill leaves the old passphrase or the new one working).
+    ///
+    /// - Parameters:
+    ///   - current: Gives the passphrase the keys are sealed under now.
+    ///   - new: Gives the new passphrase (a new salt is drawn either way).
+    ///   - remember: How long to keep the derived key in the kernel keyring after each use from
+    ///     now on (zero: never); `nil` keeps the current setting.
+    /// - Returns: `false` when `alias` has no keys here.
+    /// - Throws: ``WrappedKeyRingError/wrongPassphrase(alias:)`` when `current` is not the
+    ///   passphrase; nothing changes then.
+    @discardableResult
+    public func changePassphrase(
+        for alias: String, current: @escaping @Sendable () async throws -> String,
+        to new: @escaping @Sendable () async throws -> String, remember: Duration? = nil
+    ) async throws -> Bool {
+        guard let header = try engine.header(alias) else { return false }
+        var opening = PassphraseWrapping(passphrase: current, parameters: header.scrypt, remember: header.rememberSeconds)
+        opening.acceptsRemembered = false
+        let seconds = remember.map { UInt32(clamping: max(0, $0.components.seconds)) } ?? header.rememberSeconds
+        let sealing = PassphraseWrapping(passphrase: new, parameters: engine.wrapping.parameters, remember: min(seconds, 7 * 24 * 3600))
+        return try await engine.rewrap(alias, opening: opening, with: sealing)
+    }
+
     /// Drops `alias`'s derived key from the kernel keyring. Returns whether one was kept.
     @discardableResult
     public func forget(alias: String) throws -> Bool {

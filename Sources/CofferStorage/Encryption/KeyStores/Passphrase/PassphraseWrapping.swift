@@ -23,6 +23,9 @@ struct PassphraseWrapping: KeyWrapping {
     let passphrase: @Sendable () async throws -> String
     let parameters: ScryptParameters
     let remember: UInt32
+    /// Whether a derived key the kernel keyring remembers may open the ring; `false` to make
+    /// the passphrase be given (before it is changed).
+    var acceptsRemembered = true
 
     static func problem(with header: Header) -> String? {
         guard header.kdf == "scrypt" else { return "the key derivation '\(header.kdf.prefix(32))' is not known" }
@@ -49,7 +52,7 @@ struct PassphraseWrapping: KeyWrapping {
 
     func wrappingKey(for header: Header, alias: String) async throws -> SymmetricKey {
         let name = Self.keyringName(alias: alias, header: header)
-        if header.rememberSeconds > 0, let kept = KernelKeyring.key(named: name) {
+        if acceptsRemembered, header.rememberSeconds > 0, let kept = KernelKeyring.key(named: name) {
             if Self.check(kept) == header.keyCheck { return kept }
             // Not this file's key (planted, or left by an older file): dropped, and asked for.
             KernelKeyring.remove(named: name)
@@ -61,6 +64,10 @@ struct PassphraseWrapping: KeyWrapping {
 
     private static func check(_ key: SymmetricKey) -> Data {
         Data(HMAC<SHA256>.authenticationCode(for: Data("coffer-passphrase-key-check".utf8), using: key).prefix(16))
+    }
+
+    func retired(_ header: Header, alias: String) {
+        KernelKeyring.remove(named: Self.keyringName(alias: alias, header: header))
     }
 
     func opened(_ header: Header, key: SymmetricKey, alias: String) {

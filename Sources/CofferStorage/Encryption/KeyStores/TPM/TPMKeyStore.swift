@@ -104,4 +104,20 @@ public struct TPMKeyStore: KeyRingStore {
             Sealing(pcrs: $0.pcrs, hasPIN: $0.pinSalt != nil, persistentParent: $0.parentHandle == 0 ? nil : $0.parentHandle)
         }
     }
+
+    /// Seals `alias`'s keys again with a new PIN, or none (`coffer key passwd`), bound to the
+    /// same PCRs; `current` gives the PIN they have now (the TPM checks it, and counts a wrong
+    /// one). The keys do not change; the file is replaced in one durable, atomic step.
+    ///
+    /// - Returns: `false` when `alias` has no keys here.
+    @discardableResult
+    public func changePIN(
+        for alias: String, current: (@Sendable () async throws -> String)?, to new: (@Sendable () async throws -> String)?
+    ) async throws -> Bool {
+        guard let header = try engine.header(alias) else { return false }
+        let wrapping = engine.wrapping
+        let opening = TPMWrapping(tpm: wrapping.tpm, pcrs: header.pcrs, pin: current, identityRecord: wrapping.identityRecord)
+        let sealing = TPMWrapping(tpm: wrapping.tpm, pcrs: header.pcrs, pin: new, identityRecord: wrapping.identityRecord)
+        return try await engine.rewrap(alias, opening: opening, with: sealing)
+    }
 }

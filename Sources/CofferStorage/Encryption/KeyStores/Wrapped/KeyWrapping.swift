@@ -27,10 +27,15 @@ protocol KeyWrapping: Sendable {
 
     /// Called once a wrapping key opened `header`'s ring (a passphrase store may keep it).
     func opened(_ header: Header, key: SymmetricKey, alias: String)
+
+    /// Called once `header` no longer seals the ring (a new passphrase): what was kept for it
+    /// goes.
+    func retired(_ header: Header, alias: String)
 }
 
 extension KeyWrapping {
     func opened(_ header: Header, key: SymmetricKey, alias: String) {}
+    func retired(_ header: Header, alias: String) {}
 }
 
 /// A wrapped key ring's file: JSON, versioned, every size bounded before use.

@@ -130,6 +130,51 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
         throw KeyStoreError.storageFailed(alias: alias, cause: WrappedKeyRingError.keptChanging(alias: alias))
     }
 
+    /// Seals `alias`'s ring again under a new wrapping key that `newWrapping` makes (a new
+    /// passphrase, a new PIN); the wrapping key `opening` gets back (the current passphrase or
+    /// PIN, asked afresh, never a remembered key) must open it first. The keys themselves do not
+    /// change, so nothing sealed with them is touched.
+    ///
+    /// One durable, atomic replacement of the file under its lock, made only if the file is
+    /// still the one that was opened: a process killed at any point leaves the old file (the old
+    /// passphrase opens it) or the new one, never neither; a change by another process meanwhile
+    /// is ``WrappedKeyRingError/keptChanging(alias:)``, and nothing is written.
+    ///
+    /// - Returns: `false` when `alias` has no file (nothing to change).
+    func rewrap(_ alias: String, opening: Wrapping, with newWrapping: Wrapping) async throws -> Bool {
+        let file = try file(for: alias)
+        guard let contents = try read(file, alias: alias) else { return false }
+        let oldKey = try await opening.wrappingKey(for: contents.header, alias: alias)
+        _ = try open(contents, with: oldKey, alias: alias, file: file)  // the current key, checked before a new one is made
+        let new: (header: Wrapping.Header, key: SymmetricKey)
+        do {
+            new = try await newWrapping.newWrappingKey(alias: alias)
+        } catch let error as KeyRingFormatError {
+            throw KeyStoreError.storageFailed(alias: alias, cause: error)
+        }
+        let written: Bool
+        do {
+            written = try file.update { data -> (newContents: Data?, result: Bool) in
+                guard let data, let current = Optional(try self.decode(data, alias: alias, file: file)), current == contents else {
+                    return (nil, false)
+                }
+                let ring = try self.open(current, with: oldKey, alias: alias, file: file)
+                return (try Self.seal(ring, alias: alias, header: new.header, key: new.key), true)
+            }
+        } catch let error as KeyStoreError {
+            throw error
+        } catch let error as WrappedKeyRingError {
+            throw error
+        } catch {
+            throw KeyStoreError.storageFailed(alias: alias, cause: error)
+        }
+        guard written else { throw KeyStoreError.storageFailed(alias: alias, cause: WrappedKeyRingError.keptChanging(alias: alias)) }
+        cache.forget(alias)
+        wrapping.retired(contents.header, alias: alias)
+        newWrapping.opened(new.header, key: new.key, alias: alias)
+        return true
+    }
+
     func insert(_ ring: KeyRing, for alias: String) async throws {
         let location = try file(for: alias).path
         _ = try await modify(alias) { existing in
