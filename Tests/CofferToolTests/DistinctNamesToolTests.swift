@@ -77,4 +77,41 @@ struct DistinctNamesToolTests {
         #expect(Self.part(out, "goo").contains("status=3"), "a part of two names is still ambiguous: \(out)")
         #expect(Self.part(out, "bob").contains(#""accountName" : "bob""#) && Self.part(out, "bob").contains("status=0"), "\(out)")
     }
+
+    @Test("review: names that differ only in case are listed alike; add --replace and restore refuse a name another account is listed as")
+    func caseReplaceAndRestore() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            echo '--- case'; "$COFFER" rename 'GitHub: bob' --issuer github --account ALICE 2>&1; echo "status=$?"
+            echo '--- addcase'; echo 'otpauth://totp/GITHUB:Alice?secret=KRSXG5CTMVRXEZLU' | "$COFFER" add - 2>&1; echo "status=$?"
+            echo '--- replace'; "$COFFER" rename 'GitHub: alice' --issuer Example > /dev/null
+            echo 'otpauth://totp/Example:alice?secret=KRSXG5CTMVRXEZLU' | "$COFFER" add --replace - 2>&1; echo "status=$?"
+            echo '--- restore'; "$COFFER" rm 'Google: me' -f > /dev/null; "$COFFER" rename 'GitHub: bob' --issuer Google --account me > /dev/null
+            "$COFFER" restore google 2>&1; echo "status=$?"
+            echo '--- count'; "$COFFER" list | grep -ci 'google: me'
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(Self.part(out, "case").contains("already listed as 'GitHub: alice'") && Self.part(out, "case").contains("status=1"), "\(out)")
+        #expect(Self.part(out, "addcase").contains("already listed as 'GitHub: alice'") && Self.part(out, "addcase").contains("status=1"), "\(out)")
+        #expect(Self.part(out, "replace").contains("already listed as 'Example: alice'") && Self.part(out, "replace").contains("status=1"), "\(out)")
+        #expect(Self.part(out, "restore").contains("already listed as 'Google: me'") && Self.part(out, "restore").contains("status=1"), "\(out)")
+        #expect(Self.part(out, "count").hasPrefix("1"), "\(out)")
+    }
+
+    @Test("review: renames to one name from three processes at once: exactly one wins, under the store's names lock")
+    func concurrentRenames() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let result = try await Self.run("""
+            for round in 1 2 3; do
+              "$COFFER" rename 'GitHub: alice' --issuer A$round --account a$round > /dev/null 2>&1 &
+              "$COFFER" rename 'GitHub: bob' --issuer A$round --account a$round > /dev/null 2>&1 &
+              "$COFFER" rename 'Google: me' --issuer A$round --account a$round > /dev/null 2>&1 &
+              wait
+              echo "round $round: $("$COFFER" list | grep -c "^A$round: a$round ")"
+            done
+            """, scratch: scratch)
+        #expect(result.stdout == "round 1: 1\nround 2: 1\nround 3: 1\n", "\(result.stdout) \(result.stderr)")
+    }
 }

@@ -82,7 +82,7 @@ struct ImportKeepsEverythingToolTests {
             COFFER_HOME="$SCRATCH/other" "$COFFER" show 'Mail: me@example.com' --note --yes
             """, scratch: scratch)
         let out = result.stdout
-        #expect(Self.part(out, "note") == "groups: Personal\n\(Self.note)\nstatus=0\n", "\(out) \(result.stderr)")
+        #expect(Self.part(out, "note") == "groups: Personal\nfavourite\n\(Self.note)\nstatus=0\n", "\(out) \(result.stderr)")
         #expect(Self.part(out, "none").contains("has no note") && Self.part(out, "none").contains("status=1"), "\(out)")
         #expect(Self.part(out, "sealed").hasPrefix("0"), "the note is in no file in the clear: \(out)")
         let exported = try JSONSerialization.jsonObject(with: Data(contentsOf: scratch.appending("out.json"))) as? [String: Any]
@@ -93,7 +93,7 @@ struct ImportKeepsEverythingToolTests {
         let groups = db?["groups"] as? [[String: Any]] ?? []
         #expect(groups.count == 1 && groups[0]["name"] as? String == "Personal" && (noted?["groups"] as? [String]) == [groups[0]["uuid"] as? String ?? "-"],
                 "\(db ?? [:])")
-        #expect(Self.part(out, "back").hasPrefix("status=0") && Self.part(out, "back").hasSuffix("groups: Personal\n\(Self.note)\n"), "\(out)")
+        #expect(Self.part(out, "back").hasPrefix("status=0") && Self.part(out, "back").hasSuffix("groups: Personal\nfavourite\n\(Self.note)\n"), "\(out)")
     }
 
     @Test("a stored account with another note keeps it and the import exits 4; --overwrite replaces it and keeps the old one in the trash")
@@ -116,5 +116,44 @@ struct ImportKeepsEverythingToolTests {
         let overwrite = Self.part(out, "overwrite")
         #expect(overwrite.contains("status=0") && overwrite.hasSuffix("another note\n"), "\(out) \(result.stderr)")
         #expect(!Self.part(out, "trash").hasPrefix("0"), "the replaced note is in the trash: \(out)")
+    }
+
+    @Test("review: a HOTP secret another name holds refuses that entry, named, and the rest of the file is imported (exit 4)")
+    func hotpSecretHeldElsewhere() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let vault = #"{"version":1,"header":{"slots":null,"params":null},"db":{"version":1,"entries":["#
+            + #"{"type":"hotp","uuid":"1a1c2a3e-7d61-4bb1-9b7e-1e2f3a4b5c61","name":"h1","issuer":"Bank","info":{"secret":"GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ","counter":5}},"#
+            + #"{"type":"hotp","uuid":"1a1c2a3e-7d61-4bb1-9b7e-1e2f3a4b5c62","name":"h2","issuer":"Bank","info":{"secret":"GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ","counter":9}},"#
+            + #"{"type":"totp","uuid":"1a1c2a3e-7d61-4bb1-9b7e-1e2f3a4b5c63","name":"z","issuer":"T","info":{"secret":"JBSWY3DPEHPK3PXP"}}]}}"#
+        try Data(vault.utf8).write(to: scratch.appending("hotp.json"))
+        let result = try await Self.run("""
+            "$COFFER" import "$SCRATCH/hotp.json"; echo "status=$?"
+            "$COFFER" list
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(out.contains("NOT imported: Bank: h2 (hotp): The account Bank: h1 holds this HOTP secret already"), "\(out) \(result.stderr)")
+        #expect(out.contains("imported: T: z (totp)") && out.contains("status=4") && out.contains("\nT: z  TOTP\n"), "\(out)")
+    }
+
+    @Test("review: a note --overwrite replaced comes back with restore; groups without a note are shown by show --note")
+    func noteRestoredAndGroupsShown() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let grouped = #"{"version":1,"header":{"slots":null,"params":null},"db":{"version":2,"entries":["#
+            + #"{"type":"totp","uuid":"2a1c2a3e-7d61-4bb1-9b7e-1e2f3a4b5c61","name":"g","issuer":"Grouped","group":"Work","info":{"secret":"KRSXG5CTMVRXEZLU"}}]}}"#
+        try Data(grouped.utf8).write(to: scratch.appending("grouped.json"))
+        let result = try await Self.run("""
+            "$COFFER" import "$SCRATCH/aegis-complete.json" > /dev/null || exit 10
+            "$COFFER" import "$SCRATCH/aegis-other-note.json" --overwrite > /dev/null || exit 11
+            id=$("$COFFER" trash --json | python3 -c 'import json, sys; print([e["id"] for e in json.load(sys.stdin) if e["keepsDetails"] and not e["types"]][0])')
+            echo '--- restore'; "$COFFER" restore "$id" --replace; echo "status=$?"
+            "$COFFER" show 'Mail: me@example.com' --note --yes
+            echo '--- groups'; "$COFFER" import "$SCRATCH/grouped.json" > /dev/null; "$COFFER" show grouped --note; echo "status=$?"
+            """, scratch: scratch)
+        let out = result.stdout
+        #expect(Self.part(out, "restore").contains("status=0") && Self.part(out, "restore").hasSuffix("\(Self.note)\n"),
+                "the old note is back: \(out) \(result.stderr)")
+        #expect(Self.part(out, "groups") == "groups: Work\n(no note)\nstatus=0\n", "\(out)")
     }
 }

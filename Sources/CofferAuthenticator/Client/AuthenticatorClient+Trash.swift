@@ -52,20 +52,24 @@ extension AuthenticatorClient {
             throw .invalidName("a name must not contain control characters")
         }
         let shownIssuer = newIssuer ?? account.shownIssuer, shownName = newAccount ?? account.shownAccountName
-        if let other = accountListed(asIssuer: shownIssuer, accountName: shownName, except: account) {
-            throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
+        return try holdingNames { () throws(AuthenticatorError) in
+            if let other = accountListed(asIssuer: shownIssuer, accountName: shownName, except: account) {
+                throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
+            }
+            let kept = try keepInTrash(account, [], reason: "renamed", always: true)
+            let renamed = try updateAccount(account) { stored in
+                if let newIssuer { stored.displayIssuer = newIssuer == stored.issuer ? nil : newIssuer }
+                if let newAccount { stored.displayAccountName = newAccount == stored.accountName ? nil : newAccount }
+            }
+            return (renamed, kept?.id)
         }
-        let kept = try keepInTrash(account, [], reason: "renamed", always: true)
-        let renamed = try updateAccount(account) { stored in
-            if let newIssuer { stored.displayIssuer = newIssuer == stored.issuer ? nil : newIssuer }
-            if let newAccount { stored.displayAccountName = newAccount == stored.accountName ? nil : newAccount }
-        }
-        return (renamed, kept?.id)
     }
 
     /// Brings back the trash entry `trashID` (its id, any case) and forgets it: a removed or
     /// replaced account's mechanisms through this client (so a HOTP counter starts at the highest
-    /// its secret was seen with), or a renamed account's old names. With `replacing`, a
+    /// its secret was seen with), or an account's old names and details (a rename, a note an
+    /// import replaced). Nothing comes back listed like another account
+    /// (``AuthenticatorError/nameTaken(issuer:accountName:)``). With `replacing`, a
     /// mechanism of the same type the account has now is replaced (and goes to the trash).
     ///
     /// - Throws: ``AuthenticatorError/noTrash``; ``AuthenticatorError/notFound(_:)`` when no entry
@@ -74,6 +78,10 @@ extension AuthenticatorClient {
     ///   has a mechanism of that type again and `replacing` is false. Nothing changes then.
     @discardableResult
     public func restore(trashID: String, replacing: Bool = false) throws(AuthenticatorError) -> TrashEntry {
+        try holdingNames { () throws(AuthenticatorError) in try restoreHoldingNames(trashID: trashID, replacing: replacing) }
+    }
+
+    private func restoreHoldingNames(trashID: String, replacing: Bool) throws(AuthenticatorError) -> TrashEntry {
         guard let trash else { throw .noTrash }
         let id = trashID.lowercased()
         let entry: TrashEntry
@@ -88,6 +96,10 @@ extension AuthenticatorClient {
         } catch {
             throw .storageFailed(operation: "read the trash", cause: error)
         }
+        // What comes back must not be listed like another account now.
+        if let other = accountListed(asIssuer: entry.account.shownIssuer, accountName: entry.account.shownAccountName, except: entry.account) {
+            throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
+        }
         if entry.mechanisms.isEmpty {
             guard let current = account(storedAs: entry.account.identifier) else {
                 // A removed account that had no mechanisms: the account itself comes back.
@@ -98,10 +110,13 @@ extension AuthenticatorClient {
                 do { try trash.remove(entry.id) } catch { throw .storageFailed(operation: "forget the restored trash entry", cause: error) }
                 return entry
             }
-            _ = try keepInTrash(current, [], reason: "renamed by restore", always: true)
+            // An entry without mechanisms keeps an account's names and details as they were (a
+            // rename, a note an import replaced): both come back; what is there now goes to the trash.
+            _ = try keepInTrash(current, [], reason: "replaced by restore", always: true)
             _ = try updateAccount(entry.account) { stored in
                 stored.displayIssuer = entry.account.displayIssuer
                 stored.displayAccountName = entry.account.displayAccountName
+                stored.details = entry.account.details
             }
         } else {
             try restoreMechanisms(of: entry, replacing: replacing)

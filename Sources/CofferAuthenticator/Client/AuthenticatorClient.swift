@@ -119,7 +119,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
             logger.notice("refused a URI", metadata: ["reason": "\(error.errorDescription ?? "")"])
             throw .invalidURI(error)
         }
-        return try withStorage { (storage) throws(AuthenticatorError) in
+        return try holdingNames { () throws(AuthenticatorError) in try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
             if existing == nil, let other = Self.listedAlike(parsed.account, in: storage.getAllAccounts()) {
                 throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
@@ -132,15 +132,42 @@ public final class AuthenticatorClient: @unchecked Sendable {
             account.backgroundColor = account.backgroundColor ?? parsed.account.backgroundColor
             try write(storage.setAccount(account: account), "store the account", storage)
             return AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: [])
-        }
+        } }
     }
 
     /// The stored account, other than `account` itself, that shows `account`'s names (a renamed
     /// one): a new account must not be listed alike.
     static func listedAlike(_ account: Account, in accounts: [Account]) -> Account? {
-        accounts.first { other in
-            other.identifier != account.identifier && other.shownIssuer == account.issuer && other.shownAccountName == account.accountName
+        listedAlike(issuer: account.shownIssuer, accountName: account.shownAccountName, except: account.identifier, in: accounts)
+    }
+
+    /// The account of `accounts`, other than the one `except` identifies, that is listed as
+    /// `issuer: accountName` by the names it shows or the ones its issuer gave, compared as
+    /// queries compare them (case, accents and width folded): two such accounts could not be
+    /// told apart by a query.
+    static func listedAlike(issuer: String, accountName: String, except: String?, in accounts: [Account]) -> Account? {
+        let wanted = (AccountSearch.fold(issuer), AccountSearch.fold(accountName))
+        return accounts.first { other in
+            other.identifier != except
+                && ((AccountSearch.fold(other.shownIssuer), AccountSearch.fold(other.shownAccountName)) == wanted
+                    || (AccountSearch.fold(other.issuer), AccountSearch.fold(other.accountName)) == wanted)
         }
+    }
+
+    /// Runs `body` holding the store's names lock (``SerializedAdds/serializingNames(_:)``):
+    /// the check that no other account is listed alike and the write that names an account are
+    /// one step against other processes.
+    func holdingNames<R>(_ body: () throws(AuthenticatorError) -> R) throws(AuthenticatorError) -> R {
+        guard let serialized = storage as? any SerializedAdds else { return try body() }
+        let outcome: Result<R, AuthenticatorError>
+        do {
+            outcome = try serialized.serializingNames {
+                do throws(AuthenticatorError) { return .success(try body()) } catch { return .failure(error) }
+            }
+        } catch {
+            throw .storageFailed(operation: "take the store's names lock", cause: error)
+        }
+        return try outcome.get()
     }
 
     /// Adds the account of a URI again, replacing its mechanisms of the same types: a
@@ -167,8 +194,11 @@ public final class AuthenticatorClient: @unchecked Sendable {
         } catch {
             throw .invalidURI(error)
         }
-        return try withStorage { (storage) throws(AuthenticatorError) in
+        return try holdingNames { () throws(AuthenticatorError) in try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
+            if existing == nil, let other = Self.listedAlike(parsed.account, in: storage.getAllAccounts()) {
+                throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
+            }
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
             let replacing = current.filter { old in parsed.mechanisms.contains { $0.type == old.type } }
             // What would refuse the new mechanisms refuses them before the old ones go.
@@ -181,16 +211,14 @@ public final class AuthenticatorClient: @unchecked Sendable {
             try kept?.finish(with: replaced)
             let mechanisms = parsed.mechanisms.map { Self.carryingCounter(of: replaced, to: $0) }
             try insert(mechanisms, into: storage, accountIsNew: existing == nil)
-            var account = parsed.account
-            if let existing {
-                account.timeAdded = existing.timeAdded
-                account.displayIssuer = existing.displayIssuer ?? account.displayIssuer
-                account.displayAccountName = existing.displayAccountName
-            }
+            // The stored account keeps what it has (shown names, time added, lock, details).
+            var account = existing ?? parsed.account
+            account.imageURL = account.imageURL ?? parsed.account.imageURL
+            account.backgroundColor = account.backgroundColor ?? parsed.account.backgroundColor
             try write(storage.setAccount(account: account), "store the account", storage)
             return (AccountEntry(account: account, mechanisms: storage.getMechanismsForAccount(account: account), notifications: []), replaced,
                     kept?.id)
-        }
+        } }
     }
 
     /// Takes `mechanism` out of the store, with its notifications, as it is at that moment, and

@@ -94,13 +94,9 @@ extension AuthenticatorClient {
     }
 
     /// The stored account, other than `except`, that is listed as `issuer: accountName` (by the
-    /// names it shows or the ones its issuer gave), if any: a new or renamed account must not be
-    /// listed alike.
+    /// names it shows or the ones its issuer gave, case, accents and width folded as queries
+    /// fold them), if any: a new or renamed account must not be listed alike.
     public func accountListed(asIssuer issuer: String, accountName: String, except: Account? = nil) -> Account? {
-        allAccounts().first { account in
-            account.identifier != except?.identifier
-                && ((account.shownIssuer == issuer && account.shownAccountName == accountName)
-                    || (account.issuer == issuer && account.accountName == accountName))
-        }
+        Self.listedAlike(issuer: issuer, accountName: accountName, except: except?.identifier, in: allAccounts())
     }
 }

@@ -7,6 +7,16 @@ import Foundation
 public protocol SerializedAdds {
     /// Runs `body` while no other process adds to this store through the same protocol.
     func serializingAdds<R>(_ body: () throws -> R) throws -> R
+
+    /// Runs `body` while no other process gives an account a name (adds, renames, imports,
+    /// restores through ``AuthenticatorClient``), so two accounts never come to be listed alike.
+    /// Taken before the add lock, never inside it. A store without one runs `body` as it is.
+    func serializingNames<R>(_ body: () throws -> R) throws -> R
+}
+
+extension SerializedAdds {
+    /// No names lock: `body` runs as it is.
+    public func serializingNames<R>(_ body: () throws -> R) throws -> R { try body() }
 }
 
 /// SQLite's adds take an exclusive lock on `.<database>.adds.lock` beside the database file.
@@ -15,6 +25,13 @@ extension SQLiteStorageClient: SerializedAdds {
     public func serializingAdds<R>(_ body: () throws -> R) throws -> R {
         let file = URL(fileURLWithPath: path)
         let lock = FileLock(path: file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).adds.lock").path)
+        return try lock.withExclusiveLock(body)
+    }
+
+    /// Runs `body` holding the store's names lock (`.<database>.names.lock` beside the database).
+    public func serializingNames<R>(_ body: () throws -> R) throws -> R {
+        let file = URL(fileURLWithPath: path)
+        let lock = FileLock(path: file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).names.lock").path)
         return try lock.withExclusiveLock(body)
     }
 }
@@ -27,5 +44,10 @@ extension KeychainStorageClient: SerializedAdds {
     /// Runs `body` holding the store's add lock.
     public func serializingAdds<R>(_ body: () throws -> R) throws -> R {
         try exclusivelyAdding(body)
+    }
+
+    /// Runs `body` holding the store's names lock (`KeyringLock` named after the prefix and `.names`).
+    public func serializingNames<R>(_ body: () throws -> R) throws -> R {
+        try exclusivelyNaming(body)
     }
 }

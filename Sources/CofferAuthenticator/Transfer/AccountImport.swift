@@ -68,10 +68,11 @@ extension AuthenticatorClient {
                 report.refused.append("\(entry.title): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
         }
-        // Names that renamed accounts show (their stored names differ): an entry is not stored
-        // under a name one of them shows, or two accounts would be listed alike.
-        let renamedShown = Set(valid.isEmpty ? [] : allAccounts().filter { $0.shownIssuer != $0.issuer || $0.shownAccountName != $0.accountName }
-            .map { [$0.shownIssuer, $0.shownAccountName] })
+        // How every stored account is listed (the names it shows and its issuer's, folded as
+        // queries fold them): an entry is never stored under a name another account is listed
+        // as, or a query could not tell the two apart. Read once; each name is then taken under
+        // the store's names lock, and the storage refuses a second account of one identity.
+        var listed = ListedNames(valid.isEmpty ? [] : allAccounts())
         for (parsed, uuid, entry) in valid {
             var details = entry.details
             if let problem = details?.problem {
@@ -80,8 +81,10 @@ extension AuthenticatorClient {
             }
             for var mechanism in parsed.mechanisms {
                 if let uuid, parsed.mechanisms.count == 1 { mechanism.mechanismUUID = uuid }
-                try importMechanism(mechanism, of: parsed.account, details: details, title: entry.title, overwrite: overwrite,
-                                    trashReason: trashReason, avoiding: renamedShown, into: &report)
+                try holdingNames { () throws(AuthenticatorError) in
+                    try importMechanism(mechanism, of: parsed.account, details: details, title: entry.title, overwrite: overwrite,
+                                        trashReason: trashReason, listed: &listed, into: &report)
+                }
             }
         }
         return report
@@ -94,8 +97,8 @@ extension AuthenticatorClient {
     /// (see ``importEntries(_:overwrite:trashReason:)``). The storage's refusal of a second
     /// mechanism of a type decides each name, so two imports at once never share one.
     private func importMechanism(_ mechanism: Mechanism, of account: Account, details: AccountDetails?, title: String,
-                                 overwrite: Bool, trashReason: String, avoiding shownNames: Set<[String]>,
-                                 into report: inout VaultImportReport) throws {
+                                 overwrite: Bool, trashReason: String, listed: inout ListedNames,
+                                 into report: inout VaultImportReport) throws(AuthenticatorError) {
         for number in 1...Self.importNameLimit {
             var account = account, mechanism = mechanism
             if number > 1 {
@@ -104,7 +107,7 @@ extension AuthenticatorClient {
                 mechanism.accountName = account.accountName
             }
             account.details = details
-            if shownNames.contains([account.shownIssuer, account.shownAccountName]) { continue }
+            if listed.byAnother(account) { continue }
             let stored = self.account(identifier: account.identifier)
             if let same = stored?.mechanisms.first(where: { $0.type == mechanism.type }), !overwrite {
                 guard same.secret == mechanism.secret else { continue }
@@ -118,13 +121,26 @@ extension AuthenticatorClient {
                 }
                 return
             }
-            do {
-                let added = try addRenumberingOnClash(account: account, mechanism: mechanism, replacing: overwrite)
+            do throws(AuthenticatorError) {
+                let added: (renumbered: Bool, replaced: [Mechanism])
+                do throws(AuthenticatorError) {
+                    added = try addRenumberingOnClash(account: account, mechanism: mechanism, replacing: overwrite)
+                } catch .storageFailed(let operation, let cause) {
+                    // This entry's HOTP secret is another account's: the entry is refused, named,
+                    // and the others go on. An unreadable ledger or trash stops the import.
+                    guard case .secretHeldBy? = cause as? HOTPCounterFloorError else { throw .storageFailed(operation: operation, cause: cause) }
+                    report.refused.append("\(title): \((cause as? LocalizedError)?.errorDescription ?? operation)")
+                    return
+                }
                 report.replaced += added.replaced
                 // Into the trash at once: an entry refused later in the file loses nothing.
                 if let trash, !added.replaced.isEmpty {
                     let kept = self.account(storedAs: account.identifier) ?? account
-                    report.trashed.append(.init(account: kept, id: try trash.put(kept, added.replaced, reason: trashReason)))
+                    do {
+                        report.trashed.append(.init(account: kept, id: try trash.put(kept, added.replaced, reason: trashReason)))
+                    } catch {
+                        throw .storageFailed(operation: "keep the replaced mechanism in the trash", cause: error)
+                    }
                 }
                 if added.renumbered { report.renumbered.append(title) }
                 if number > 1 {
@@ -133,9 +149,10 @@ extension AuthenticatorClient {
                                                 clashesWith: ImportEntry.printable("\(account.shownIssuer): \(clash)")))
                 }
                 report.imported.append(title)
+                listed.insert(account)
                 if stored != nil { try keep(details, on: account, title: title, overwrite: overwrite, trashReason: trashReason, into: &report) }
                 return
-            } catch AuthenticatorError.duplicateMechanism {
+            } catch .duplicateMechanism {
                 continue  // stored meanwhile by another process: look again under this name
             }
         }
@@ -147,11 +164,15 @@ extension AuthenticatorClient {
     /// named in ``VaultImportReport/detailsNotKept``; with it, the stored account goes to the
     /// trash first (when the client has one), then its details are replaced.
     private func keep(_ details: AccountDetails?, on account: Account, title: String, overwrite: Bool, trashReason: String,
-                      into report: inout VaultImportReport) throws {
+                      into report: inout VaultImportReport) throws(AuthenticatorError) {
         guard let details else { return }
         if overwrite, let trash, let stored = self.account(storedAs: account.identifier),
            (stored.details ?? AccountDetails()).merged(with: details) == nil {
-            report.trashed.append(.init(account: stored, id: try trash.put(stored, [], reason: trashReason)))
+            do {
+                report.trashed.append(.init(account: stored, id: try trash.put(stored, [], reason: trashReason)))
+            } catch {
+                throw .storageFailed(operation: "keep the replaced note in the trash", cause: error)
+            }
         }
         var conflict = false
         try withStorage { (storage) throws(AuthenticatorError) in
@@ -170,5 +191,28 @@ extension AuthenticatorClient {
             }
         }
         if conflict { report.detailsNotKept.append("\(title): the stored account has another note, which stays (--overwrite replaces it)") }
+    }
+}
+
+/// How accounts are listed, folded as queries fold names: the names each shows and its issuer's.
+struct ListedNames {
+    private var owners: [String: Set<String>] = [:]
+
+    init(_ accounts: [Account]) {
+        for account in accounts { insert(account) }
+    }
+
+    private static func key(_ issuer: String, _ name: String) -> String {
+        AccountSearch.fold(issuer) + "\u{0}" + AccountSearch.fold(name)
+    }
+
+    mutating func insert(_ account: Account) {
+        owners[Self.key(account.shownIssuer, account.shownAccountName), default: []].insert(account.identifier)
+        owners[Self.key(account.issuer, account.accountName), default: []].insert(account.identifier)
+    }
+
+    /// Whether an account other than `account`'s identity is listed as `account` would be.
+    func byAnother(_ account: Account) -> Bool {
+        owners[Self.key(account.shownIssuer, account.shownAccountName)].map { !$0.subtracting([account.identifier]).isEmpty } ?? false
     }
 }

@@ -63,6 +63,7 @@ extension KeyCommand {
                     let new = try KeyPassphrase.chooseNew(file: passwordFile)
                     let store = PassphraseKeyStore(directory: keys, passphrase: KeyPassphrase.ask)
                     try await move.exclusively {
+                        try Self.stillIn(.passphrase, directory)
                         guard try await store.changePassphrase(for: alias, current: { current }, to: { new }, remember: kept) else {
                             throw KeyMove.Failure.keyMissing(.passphrase)
                         }
@@ -80,6 +81,7 @@ extension KeyCommand {
                     let current: String? = hasPIN ? try await TPMPIN.ask() : nil
                     let new: String? = noPin ? nil : try TPMPIN.chooseNew(file: pinFile)
                     try await move.exclusively {
+                        try Self.stillIn(.tpm, directory)
                         guard try await store.changePIN(for: alias, current: current.map { pin in { @Sendable in pin } },
                                                         to: new.map { pin in { @Sendable in pin } }) else {
                             throw KeyMove.Failure.keyMissing(.tpm)
@@ -93,6 +95,16 @@ extension KeyCommand {
                 case nil:
                     throw CommandFailure("there is no key yet; coffer add makes one")
                 }
+            }
+        }
+
+        /// Under the move lock: the key is still where it was when the passphrase was asked for.
+        private static func stillIn(_ location: KeyStoreSelection.Location, _ directory: URL) throws {
+            let now = try DefaultAuthenticatorStorage.recordedKeyLocation(in: directory)
+            guard now == location else {
+                let place = try now.map { try KeyCommand.describe($0, in: directory) } ?? "nowhere"
+                throw CommandFailure("the key was moved to \(place) meanwhile "
+                    + "(coffer key move); nothing was changed: run coffer key passwd again if it is still needed")
             }
         }
 

@@ -40,7 +40,7 @@ struct KeyMoveTests {
         let noSession = out.components(separatedBy: "--- no session")[1].components(separatedBy: "--- to file")[0]
         let listLines = noSession.split(separator: "\n").filter { $0.hasPrefix("coffer: ") }
         #expect(listLines.count == 1 && listLines[0].contains("coffer key move --to file"), "once, with the fix: \(noSession)")
-        #expect(noSession.contains("  Deno: Mason  TOTP\nlist-status=0"), "list needs no key: \(noSession)")
+        #expect(noSession.contains("\nDeno: Mason  TOTP\nlist-status=0"), "list needs no key: \(noSession)")
         #expect(noSession.contains("FAIL  key store: the OS keyring") && noSession.contains("doctor-status=1"), "\(noSession)")
         // The keyring's item is every data directory's: it stays, and the move says how to remove it (issue 30).
         #expect(out.contains("record=file") && out.contains("mode=600") && out.contains("keyring-items=1"), "\(out)")

@@ -285,6 +285,12 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         return try SyncBridge.run { try await KeyringLock.named(name, timeout: timeout) }.withExclusiveLock(body)
     }
 
+    /// Runs `body` holding the names lock (``KeyringLock`` named after the prefix and `.names`).
+    func exclusivelyNaming<R>(_ body: () throws -> R) throws -> R {
+        let (name, timeout) = (servicePrefix + ".names", secretService.timeout)
+        return try SyncBridge.run { try await KeyringLock.named(name, timeout: timeout) }.withExclusiveLock(body)
+    }
+
     /// Runs `body` holding this client's lock (``KeyringLock`` named after the prefix), shared
     /// by every process of the user that reaches this keyring, whatever its environment.
     func exclusively<R>(_ body: () throws -> R) throws -> R {

@@ -26,7 +26,7 @@ struct ShowCommand: AsyncParsableCommand {
     var query: String
     @Flag(help: "Print the otpauth:// URI.") var uri = false
     @Flag(help: "Draw the QR code in the terminal.") var qr = false
-    @Flag(help: "Print the account's note (and its groups).") var note = false
+    @Flag(help: "Print the account's note, groups, favourite mark and icon name, as an import brought them.") var note = false
     @Flag(name: .shortAndLong, help: "Do not ask before showing the secret.") var yes = false
     @OptionGroup var options: AuthenticatorOptions
 
@@ -40,14 +40,21 @@ struct ShowCommand: AsyncParsableCommand {
             let entry = try AccountQuery.one(AccountQuery.entries(matching: query, authenticator, storage, whole: options.data.directory), query: query)
             let movable = entry.mechanisms.filter { $0.type != .push }
             if note {
-                guard let text = entry.account.details?.note else {
-                    throw CommandFailure("\(AccountQuery.title(entry.account)) has no note")
+                guard let details = entry.account.details else {
+                    throw CommandFailure("\(AccountQuery.title(entry.account)) has no note, groups or favourite mark")
                 }
-                try Terminal.confirmShowingSecrets("This shows the note of \(AccountQuery.title(entry.account)), which may hold recovery codes. Show it? [y/N] ", yes: yes)
-                if let groups = entry.account.details?.groups, !groups.isEmpty {
-                    print("groups: " + groups.map { TerminalText.escaped($0) }.joined(separator: ", "))
+                if details.note != nil {
+                    try Terminal.confirmShowingSecrets("This shows the note of \(AccountQuery.title(entry.account)), which may hold recovery codes. "
+                        + "Show it? [y/N] ", yes: yes)
                 }
-                print(text.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\n"))
+                if !details.groups.isEmpty { print("groups: " + details.groups.map { TerminalText.escaped($0) }.joined(separator: ", ")) }
+                if details.isFavorite { print("favourite") }
+                if let icon = details.icon { print("icon: \(TerminalText.escaped(icon))") }
+                if let text = details.note {
+                    print(text.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\n"))
+                } else {
+                    print("(no note)")
+                }
                 return
             }
             guard !movable.isEmpty else {

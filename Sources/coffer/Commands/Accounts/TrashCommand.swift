@@ -30,6 +30,8 @@ struct TrashCommand: AsyncParsableCommand {
         let issuer: String
         let accountName: String
         let types: [String]
+        /// Whether the entry keeps the account's details (a note an import replaced, say).
+        let keepsDetails: Bool
     }
 
     func run() async throws {
@@ -56,7 +58,8 @@ struct TrashCommand: AsyncParsableCommand {
             }
             let listed = entries.map {
                 Listed(id: $0.id, trashedAt: $0.trashedAt, reason: $0.reason, issuer: $0.account.shownIssuer,
-                       accountName: $0.account.shownAccountName, types: $0.mechanisms.map(\.type.rawValue))
+                       accountName: $0.account.shownAccountName, types: $0.mechanisms.map(\.type.rawValue),
+                       keepsDetails: $0.account.details != nil)
             }
             if json {
                 try JSONOutput.print(listed)
@@ -68,7 +71,8 @@ struct TrashCommand: AsyncParsableCommand {
             }
             let format = Date.ISO8601FormatStyle()
             for entry in listed {
-                let what = entry.types.isEmpty ? "names" : entry.types.map { $0.uppercased() }.joined(separator: ", ")
+                let what = entry.types.isEmpty ? (entry.keepsDetails ? "names, note and groups" : "names")
+                                               : entry.types.map { $0.uppercased() }.joined(separator: ", ")
                 print("\(entry.id)  \(entry.trashedAt.formatted(format))  \(entry.reason)  \(entry.issuer): \(entry.accountName) (\(what))")
             }
         }

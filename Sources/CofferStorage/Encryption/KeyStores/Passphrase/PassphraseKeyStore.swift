@@ -89,6 +89,7 @@ public struct PassphraseKeyStore: KeyRingStore {
     /// durable, atomic step (a kill leaves the old passphrase or the new one working).
     ///
     /// - Parameters:
+    ///   - alias: Whose keys.
     ///   - current: Gives the passphrase the keys are sealed under now.
     ///   - new: Gives the new passphrase (a new salt is drawn either way).
     ///   - remember: How long to keep the derived key in the kernel keyring after each use from

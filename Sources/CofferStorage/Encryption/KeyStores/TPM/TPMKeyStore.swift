@@ -109,6 +109,10 @@ public struct TPMKeyStore: KeyRingStore {
     /// same PCRs; `current` gives the PIN they have now (the TPM checks it, and counts a wrong
     /// one). The keys do not change; the file is replaced in one durable, atomic step.
     ///
+    /// - Parameters:
+    ///   - alias: Whose keys.
+    ///   - current: Gives the PIN they have now; `nil` when they have none.
+    ///   - new: Gives the new PIN; `nil` for none.
     /// - Returns: `false` when `alias` has no keys here.
     @discardableResult
     public func changePIN(
