@@ -157,14 +157,17 @@ struct AccountTrashTests {
         #expect(client.entries(matching: "Bank: alice").first?.mechanisms.first?.secret == Self.secret)
     }
 
-    @Test("an overwriting import that fails later in the file keeps what it replaced in the trash")
+    @Test("an overwriting import with an entry refused later in the file keeps what it replaced in the trash, and names the refused one")
     func importFailingLater() throws {
         let client = Self.client(trash: MemoryTrash())
         _ = try client.addAccount(uri: "otpauth://totp/Mail:ann?secret=JBSWY3DPEHPK3PXP&issuer=Mail")
         _ = try client.addAccount(uri: "otpauth://hotp/Shop:bob?secret=MFRGGZDFMZTWQ2LK&issuer=Shop")
         let entries = [ImportEntry(title: "Mail: ann", content: .uri("otpauth://totp/Mail:ann?secret=KRSXG5CTMVRXEZLU&issuer=Mail")),
                        ImportEntry(title: "Bank: carl", content: .uri("otpauth://hotp/Bank:carl?secret=MFRGGZDFMZTWQ2LK&issuer=Bank"))]
-        #expect(throws: (any Error).self) { try client.importEntries(entries, overwrite: true) }
+        let report = try client.importEntries(entries, overwrite: true)
+        #expect(report.refused.count == 1 && report.refused[0].hasPrefix("Bank: carl: The account Shop: bob holds this HOTP secret already"),
+                "\(report.refused)")
+        #expect(!report.isComplete && report.imported == ["Mail: ann"])
         let kept = try #require(try client.trash?.entries().first)
         #expect(kept.reason == "overwritten by import" && kept.mechanisms.first?.secret == "JBSWY3DPEHPK3PXP", "ann's old secret can be restored")
     }

@@ -186,7 +186,10 @@ struct QRAndClipboardTests {
         try await Task.sleep(for: .seconds(11.5))
         #expect(try await clipboardText().isEmpty, "cleared")
 
-        try await coffer(directory.url, ["code", "deno", "--copy"], environment: environment)
+        // 30 s this time, counted from before the copy: the user's copy must land well before the
+        // clearing looks (on a busy machine the code itself took seconds to appear).
+        let started = ContinuousClock.now
+        try await coffer(directory.url, ["code", "deno", "--copy"], environment: ["DISPLAY": display, "COFFER_CLIPBOARD_CLEAR_SECONDS": "30"])
         // The user copies something of theirs only once the code is there: before, coffer's
         // xclip could take the selection back after it (a busy machine is slow to fork it).
         code = ""
@@ -196,7 +199,8 @@ struct QRAndClipboardTests {
         }
         _ = try await CofferProcess.run(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", "printf 'mine' | xclip -selection clipboard -in"],
                                         environment: ["DISPLAY": display], deadline: .seconds(10))
-        try await Task.sleep(for: .seconds(11.5))
+        #expect(try await clipboardText() == "mine", "the user's copy took the clipboard")
+        try await Task.sleep(until: started + .seconds(32))
         #expect(try await clipboardText() == "mine", "what the user copied since is left alone")
     }
 

@@ -149,21 +149,21 @@ extension OathCredential {
 
     /// The same credential under another account name (shown as it too).
     func named(_ name: String) -> OathCredential {
-        OathCredential(
-            id: id, userId: userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer,
-            accountName: name, displayAccountName: name, oathType: oathType, oathAlgorithm: oathAlgorithm,
-            digits: digits, period: period, counter: counter, createdAt: createdAt, imageURL: imageURL,
-            backgroundColor: backgroundColor, policies: policies, lockingPolicy: lockingPolicy, isLocked: isLocked,
-            secretKey: secretKey)
+        copy(accountName: name, displayAccountName: name)
     }
 
     /// The same credential under another id.
     func identified(as id: String) -> OathCredential {
+        copy(id: id)
+    }
+
+    /// The same credential with its id or names changed.
+    private func copy(id: String? = nil, accountName: String? = nil, displayAccountName: String? = nil) -> OathCredential {
         OathCredential(
-            id: id, userId: userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer,
-            accountName: accountName, displayAccountName: displayAccountName, oathType: oathType, oathAlgorithm: oathAlgorithm,
-            digits: digits, period: period, counter: counter, createdAt: createdAt, imageURL: imageURL,
-            backgroundColor: backgroundColor, policies: policies, lockingPolicy: lockingPolicy, isLocked: isLocked,
+            id: id ?? self.id, userId: userId, resourceId: resourceId, issuer: issuer, displayIssuer: displayIssuer,
+            accountName: accountName ?? self.accountName, displayAccountName: displayAccountName ?? self.displayAccountName,
+            oathType: oathType, oathAlgorithm: oathAlgorithm, digits: digits, period: period, counter: counter, createdAt: createdAt,
+            imageURL: imageURL, backgroundColor: backgroundColor, policies: policies, lockingPolicy: lockingPolicy, isLocked: isLocked,
             secretKey: secretKey)
     }
 }

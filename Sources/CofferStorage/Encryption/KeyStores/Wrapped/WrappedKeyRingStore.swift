@@ -101,22 +101,13 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
                     throw KeyStoreError.storageFailed(alias: alias, cause: error)
                 }
             }
-            let outcome: Outcome
-            do {
-                outcome = try file.update { data -> (newContents: Data?, result: Outcome) in
-                    let current = try data.map { try self.decode($0, alias: alias, file: file) }
-                    guard current?.header == expected else { return (nil, .retry) }
-                    let ring = try current.map { try self.open($0, with: sealer.key, alias: alias, file: file) }
-                    let (newRing, result) = try change(ring)
-                    let contents = try newRing.map { try Self.seal($0, alias: alias, header: sealer.header, key: sealer.key) }
-                    return (contents, .done(result, newRing ?? ring))
-                }
-            } catch let error as KeyStoreError {
-                throw error
-            } catch let error as WrappedKeyRingError {
-                throw error
-            } catch {
-                throw KeyStoreError.storageFailed(alias: alias, cause: error)
+            let outcome: Outcome = try Self.updating(file, alias: alias) { data in
+                let current = try data.map { try self.decode($0, alias: alias, file: file) }
+                guard current?.header == expected else { return (nil, .retry) }
+                let ring = try current.map { try self.open($0, with: sealer.key, alias: alias, file: file) }
+                let (newRing, result) = try change(ring)
+                let contents = try newRing.map { try Self.seal($0, alias: alias, header: sealer.header, key: sealer.key) }
+                return (contents, .done(result, newRing ?? ring))
             }
             if case let .done(key, ring) = outcome {
                 wrapping.opened(sealer.header, key: sealer.key, alias: alias)
@@ -152,15 +143,23 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
         } catch let error as KeyRingFormatError {
             throw KeyStoreError.storageFailed(alias: alias, cause: error)
         }
-        let written: Bool
+        let written: Bool = try Self.updating(file, alias: alias) { data in
+            guard let data, try self.decode(data, alias: alias, file: file) == contents else { return (nil, false) }
+            let ring = try self.open(contents, with: oldKey, alias: alias, file: file)
+            return (try Self.seal(ring, alias: alias, header: new.header, key: new.key), true)
+        }
+        guard written else { throw KeyStoreError.storageFailed(alias: alias, cause: WrappedKeyRingError.keptChanging(alias: alias)) }
+        cache.forget(alias)
+        wrapping.retired(contents.header, alias: alias)
+        newWrapping.opened(new.header, key: new.key, alias: alias)
+        return true
+    }
+
+    /// `file.update(transform)`, its errors typed: this store's own as they are, any other as
+    /// ``KeyStoreError/storageFailed(alias:cause:)``.
+    private static func updating<R>(_ file: DurableFile, alias: String, _ transform: (Data?) throws -> (newContents: Data?, result: R)) throws -> R {
         do {
-            written = try file.update { data -> (newContents: Data?, result: Bool) in
-                guard let data, let current = Optional(try self.decode(data, alias: alias, file: file)), current == contents else {
-                    return (nil, false)
-                }
-                let ring = try self.open(current, with: oldKey, alias: alias, file: file)
-                return (try Self.seal(ring, alias: alias, header: new.header, key: new.key), true)
-            }
+            return try file.update(transform)
         } catch let error as KeyStoreError {
             throw error
         } catch let error as WrappedKeyRingError {
@@ -168,11 +167,6 @@ struct WrappedKeyRingStore<Wrapping: KeyWrapping>: Sendable {
         } catch {
             throw KeyStoreError.storageFailed(alias: alias, cause: error)
         }
-        guard written else { throw KeyStoreError.storageFailed(alias: alias, cause: WrappedKeyRingError.keptChanging(alias: alias)) }
-        cache.forget(alias)
-        wrapping.retired(contents.header, alias: alias)
-        newWrapping.opened(new.header, key: new.key, alias: alias)
-        return true
     }
 
     func insert(_ ring: KeyRing, for alias: String) async throws {
