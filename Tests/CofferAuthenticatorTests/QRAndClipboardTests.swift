@@ -149,11 +149,13 @@ struct QRAndClipboardTests {
         try await coffer(directory.url, ["add", "-"], input: "otpauth://totp/Deno:Mason?secret=4SJHB4GSD43FZBAI7C2HLRJGPQ&issuer=Deno\n")
         let display = ":\(Int.random(in: 200...900))"
         // Stopped by the process id it started with, never by a name pattern (which could hit
-        // another user's X server).
+        // another user's X server). Its deadline is far beyond the test's: with the whole suite
+        // running, this test has taken over two minutes, and an X server killed at one minute
+        // took the clipboard with it.
         let pidFile = directory.appending("xvfb.pid").path
         let server = Task {
             try await CofferProcess.run(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", "echo $$ > \"$0\"; exec /usr/bin/Xvfb \"$1\" -nolisten tcp",
-                                                                                      pidFile, display], deadline: .seconds(60))
+                                                                                      pidFile, display], deadline: .seconds(900))
         }
         defer {
             server.cancel()
