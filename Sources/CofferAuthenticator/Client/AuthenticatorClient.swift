@@ -146,11 +146,11 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// queries compare them (case, accents and width folded): two such accounts could not be
     /// told apart by a query.
     static func listedAlike(issuer: String, accountName: String, except: String?, in accounts: [Account]) -> Account? {
-        let wanted = (AccountSearch.fold(issuer), AccountSearch.fold(accountName))
+        let wanted = AccountSearch.listingKey(issuer: issuer, name: accountName)
         return accounts.first { other in
             other.identifier != except
-                && ((AccountSearch.fold(other.shownIssuer), AccountSearch.fold(other.shownAccountName)) == wanted
-                    || (AccountSearch.fold(other.issuer), AccountSearch.fold(other.accountName)) == wanted)
+                && (AccountSearch.listingKey(issuer: other.shownIssuer, name: other.shownAccountName) == wanted
+                    || AccountSearch.listingKey(issuer: other.issuer, name: other.accountName) == wanted)
         }
     }
 
@@ -532,7 +532,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
     }
 
-    func withStorage<R>(_ body: (any StorageClient) throws(AuthenticatorError) -> R) throws(AuthenticatorError) -> R {
+    private func withStorage<R>(_ body: (any StorageClient) throws(AuthenticatorError) -> R) throws(AuthenticatorError) -> R {
         lock.lock()
         defer { lock.unlock() }
         cache = nil

@@ -69,6 +69,12 @@ public enum AccountSearch {
         }
     }
 
+    /// How an account listed as `issuer: name` is told apart by queries: both names folded
+    /// (``fold(_:)``). Two accounts with one key could not be named apart.
+    static func listingKey(issuer: String, name: String) -> String {
+        fold(issuer) + "\u{0}" + fold(name)
+    }
+
     /// Case-, accent- and width-insensitive, surrounding whitespace trimmed. ASCII text (most
     /// names) takes a short way: Foundation's folding cost 90% of matching 1,000 accounts.
     static func fold(_ text: String) -> String {

@@ -174,22 +174,14 @@ extension AuthenticatorClient {
                 throw .storageFailed(operation: "keep the replaced note in the trash", cause: error)
             }
         }
-        var conflict = false
-        try withStorage { (storage) throws(AuthenticatorError) in
-            do {
-                try storage.updateAccount(accountIdentifier: account.identifier) { stored in
-                    if let merged = (stored.details ?? AccountDetails()).merged(with: details) {
-                        stored.details = merged.nonEmpty
-                    } else if overwrite {
-                        stored.details = details
-                    } else {
-                        conflict = true
-                    }
-                }
-            } catch {
-                throw .storageFailed(operation: "store the account's details", cause: error)
+        let updated = try updatingAccount(account.identifier) { stored in
+            if let merged = (stored.details ?? AccountDetails()).merged(with: details) {
+                stored.details = merged.nonEmpty
+            } else if overwrite {
+                stored.details = details
             }
         }
+        let conflict = !overwrite && (updated.details ?? AccountDetails()).merged(with: details) == nil
         if conflict { report.detailsNotKept.append("\(title): the stored account has another note, which stays (--overwrite replaces it)") }
     }
 }
@@ -202,17 +194,13 @@ struct ListedNames {
         for account in accounts { insert(account) }
     }
 
-    private static func key(_ issuer: String, _ name: String) -> String {
-        AccountSearch.fold(issuer) + "\u{0}" + AccountSearch.fold(name)
-    }
-
     mutating func insert(_ account: Account) {
-        owners[Self.key(account.shownIssuer, account.shownAccountName), default: []].insert(account.identifier)
-        owners[Self.key(account.issuer, account.accountName), default: []].insert(account.identifier)
+        owners[AccountSearch.listingKey(issuer: account.shownIssuer, name: account.shownAccountName), default: []].insert(account.identifier)
+        owners[AccountSearch.listingKey(issuer: account.issuer, name: account.accountName), default: []].insert(account.identifier)
     }
 
     /// Whether an account other than `account`'s identity is listed as `account` would be.
     func byAnother(_ account: Account) -> Bool {
-        owners[Self.key(account.shownIssuer, account.shownAccountName)].map { !$0.subtracting([account.identifier]).isEmpty } ?? false
+        owners[AccountSearch.listingKey(issuer: account.shownIssuer, name: account.shownAccountName)].map { !$0.subtracting([account.identifier]).isEmpty } ?? false
     }
 }

@@ -26,7 +26,7 @@ extension SQLiteStorageClient {
     /// and counted unreadable under `operation`.
     func accounts(_ rows: [Row], operation: String) -> [Account] {
         let decoded = rows.map { row in
-            (row, diagnosticsReadable(operation, row.recordName("account", key: "issuer")) { try Account(row, store: path) })
+            (row, readable(operation, row.recordName("account", key: "issuer")) { try Account(row, store: path) })
         }
         let sealed = decoded.compactMap { row, account -> (sealed: Data, field: String)? in
             guard let account, let blob: Data = row[AccountRow.detailsColumn] else { return nil }
@@ -37,14 +37,10 @@ extension SQLiteStorageClient {
             guard var account else { return nil }
             guard (row[AccountRow.detailsColumn] as Data?) != nil else { return account }
             let result = opened.removeFirst()
-            return diagnosticsReadable(operation, row.recordName("account", key: "issuer")) {
+            return readable(operation, row.recordName("account", key: "issuer")) {
                 account.details = try JSONDecoder().decode(AccountDetails.self, from: Data(try result.get().utf8))
                 return account
             }
         }
-    }
-
-    private func diagnosticsReadable<R>(_ operation: String, _ record: String, _ body: () throws -> R) -> R? {
-        diagnostics.readable(operation, record, body)
     }
 }

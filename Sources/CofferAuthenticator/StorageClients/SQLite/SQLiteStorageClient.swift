@@ -574,7 +574,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         diagnostics.attempt(operation, body)
     }
 
-    private func readable<R>(_ operation: String, _ record: @autoclosure () -> String, _ body: () throws -> R) -> R? {
+    func readable<R>(_ operation: String, _ record: @autoclosure () -> String, _ body: () throws -> R) -> R? {
         diagnostics.readable(operation, record(), body)
     }
 
