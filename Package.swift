@@ -201,7 +201,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coffer-stress",
-            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferOrchestrate", "CofferPostgres", "CofferPostgresAuthenticator"],
+            dependencies: ["CofferStorage", "CofferAuthenticator", "CofferOath", "CofferPush", "CofferOrchestrate", "CofferPostgres", "CofferPostgresAuthenticator"],
             path: "Tests/Helpers/StorageStress"
         ),
         .target(
@@ -269,7 +269,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CofferPushTests",
-            dependencies: ["CofferPush", "CofferMFACommons", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport"]
+            dependencies: ["CofferPush", "CofferMFACommons", "CofferMFAEngine", "CofferStorage", "CofferStorageTesting", "CofferAuthenticatorTesting", "TestSupport"]
         ),
         .testTarget(
             name: "CofferPostgresTests",

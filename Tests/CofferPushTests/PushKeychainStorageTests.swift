@@ -1,3 +1,4 @@
+@testable import CofferMFAEngine
 import CofferPush
 import CofferStorage
 import CofferStorageTesting
@@ -8,10 +9,124 @@ import Testing
 
 @Suite("PushKeychainStorage on a real gnome-keyring", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct PushKeychainStorageTests {
-    static func storage() -> PushKeychainStorage {
-        let prefix = "org.coffer.tests.push.\(UUID().uuidString.prefix(8))"
-        return PushKeychainStorage(credentialService: prefix + ".credentials", notificationService: prefix + ".notifications",
+    static func storage(_ prefix: String = prefix()) -> PushKeychainStorage {
+        PushKeychainStorage(credentialService: prefix + ".credentials", notificationService: prefix + ".notifications",
                                    tokenService: prefix + ".tokens", timeout: .seconds(60))  // the suite shares one keyring
+    }
+
+    static func prefix() -> String { "org.coffer.tests.push.\(UUID().uuidString.prefix(8))" }
+
+    static func notification(_ id: String, of credentialId: String, minutesAgo: Double = 0, pending: Bool = true) -> PushNotification {
+        PushNotification(id: id, credentialId: credentialId, ttl: 120, messageId: "message-" + id, challenge: "c2VjcmV0LWNoYWxsZW5nZS0" + id,
+                         pushType: .challenge, createdAt: Date(timeIntervalSinceNow: -minutesAgo * 60), pending: pending)
+    }
+
+    /// Writes notifications as Coffer 0.3 kept them: one sealed item each, bound to `push/<service>/<id>`.
+    static func writeOldLayout(_ prefix: String, _ notifications: [PushNotification], unreadable: String? = nil) async throws {
+        let items = SealedKeyringItems(keyAlias: prefix + ".credentials.key", lockName: prefix + ".credentials", timeout: .seconds(60))
+        func attributes(_ id: String, _ credentialId: String) -> [String: String] {
+            ["service": prefix + ".notifications", "accessGroup": "", "account": id, "credentialId": credentialId, "messageId": "message-" + id]
+        }
+        for notification in notifications {
+            let json = String(decoding: try JSONEncoder().encode(notification), as: UTF8.self)
+            let sealed = try await items.seal(json, boundTo: "push/\(prefix).notifications/\(notification.id)")
+            try await items.keyring.store(sealed, attributes: attributes(notification.id, notification.credentialId), label: "old",
+                                          contentType: "application/octet-stream")
+        }
+        if let unreadable {
+            try await items.keyring.store(Data("not sealed".utf8), attributes: attributes(unreadable, "c0"), label: "old", contentType: "text/plain")
+        }
+    }
+
+    static func oldLayoutSet() -> [PushNotification] {
+        (0..<3).flatMap { credential in (0..<4).map { notification("n\(credential)-\($0)", of: "c\(credential)", minutesAgo: Double($0)) } }
+    }
+
+    @Test("a credential's notifications are one sealed item: 3 stored, one item, no challenge in the clear; a purge and a removal rewrite it")
+    func oneItemPerCredential() async throws {
+        let prefix = Self.prefix()
+        let storage = Self.storage(prefix)
+        for index in 0..<3 { try await storage.storePushNotification(Self.notification("a\(index)", of: "alice", minutesAgo: Double(index))) }
+        try await storage.storePushNotification(Self.notification("b0", of: "bob"))
+        let keyring = SecretService()
+        let books = try await keyring.search(["service": prefix + ".notifications", "kind": "notifications"])
+        #expect(books.map { $0.attributes["credentialId"] ?? "" }.sorted() == ["alice", "bob"])
+        #expect(books.allSatisfy { !String(decoding: $0.secret ?? Data(), as: UTF8.self).contains("c2VjcmV0") }, "challenges sealed")
+        #expect(try await storage.purgePushNotificationsByCount(maxCount: 1, credentialId: "alice") == 2)
+        #expect(try await storage.getAllPushNotifications().map(\.id) == ["b0", "a0"])
+        #expect(try await storage.removePushNotification(notificationId: "b0"))
+        #expect(try await keyring.count(["service": prefix + ".notifications", "kind": "notifications"]) == 1, "an empty book is removed")
+        // A notification stored again under another credential moves: one copy, in the new book.
+        try await storage.storePushNotification(Self.notification("a0", of: "carol"))
+        #expect(try await storage.getAllPushNotifications().map(\.credentialId) == ["carol"])
+        try await storage.clearPushNotifications()
+        #expect(try await keyring.count(["service": prefix + ".notifications"]) == 0)
+    }
+
+    @Test("notifications kept one item each (Coffer 0.3) are moved into books on first use; one that cannot be opened is left, not lost")
+    func movesTheOlderLayout() async throws {
+        let prefix = Self.prefix()
+        try await Self.writeOldLayout(prefix, Self.oldLayoutSet(), unreadable: "bad")
+        let storage = Self.storage(prefix)
+        #expect(try await storage.getAllPushNotifications().map(\.id).sorted() == Self.oldLayoutSet().map(\.id).sorted())
+        let keyring = SecretService()
+        let left = try await keyring.search(["service": prefix + ".notifications"], loadSecrets: false)
+        #expect(left.filter { $0.attributes["kind"] == nil }.map { $0.attributes["account"] ?? "" } == ["bad"], "only the unreadable one stays")
+        #expect(left.filter { $0.attributes["kind"] == "notifications" }.count == 3)
+        #expect(try await storage.countPushNotifications(credentialId: "c1") == 4)
+        // Removing the credential's notifications removes what was left of the older layout too.
+        #expect(try await storage.removePushNotificationsForCredential(credentialId: "c0") == 5)
+        #expect(try await keyring.count(["service": prefix + ".notifications", "account": "bad"]) == 0)
+        try await storage.clearPushNotifications()
+    }
+
+    @Test("a process killed before any keyring write of the move (16 of them) loses nothing and leaves no copy behind")
+    func killedDuringTheMove() async throws {
+        let stress = try CofferProcess.builtExecutable("coffer-stress")
+        let expected = Self.oldLayoutSet().map(\.id).sorted()
+        for killAt in 1...17 {
+            let prefix = Self.prefix()
+            try await Self.writeOldLayout(prefix, Self.oldLayoutSet())
+            let run = try await CofferProcess.run(executable: stress, ["push-keychain-read", prefix, String(killAt)])
+            if killAt <= 16 {
+                #expect(run.status == 128 + SIGKILL, "killed at write \(killAt): \(run.status) \(run.stderr)")
+            } else {
+                #expect(run.status == 0 && run.stdout == "12\n", "the move makes 16 writes; \(run.stdout) \(run.stderr)")
+            }
+            let storage = Self.storage(prefix)
+            #expect(try await storage.getAllPushNotifications().map(\.id).sorted() == expected, "after a kill at write \(killAt)")
+            let items = try await SecretService().search(["service": prefix + ".notifications"], loadSecrets: false)
+            #expect(items.count == 4 && items.allSatisfy { $0.attributes["kind"] != nil }, "3 books and the mark, nothing old")
+            try await storage.clearPushNotifications()
+        }
+    }
+
+    @Test("4 processes × 25 notifications into one credential's item at once: all 100 kept (the keyring lock)")
+    func fourProcesses() async throws {
+        let prefix = Self.prefix()
+        let run = try await CofferProcess.stressAtOnce(["push-keychain-store", prefix, "shared", "25"])
+        #expect(run.allSucceeded, "\(run.failures)")
+        let storage = Self.storage(prefix)
+        #expect(try await storage.countPushNotifications(credentialId: "shared") == 100)
+        #expect(Set(try await storage.getAllPushNotifications().map(\.id)).count == 100)
+        try await storage.clearPushNotifications()
+    }
+
+    @Test("an item of notifications that cannot be opened: listings skip it, a store into it fails rather than replace it")
+    func unreadableItem() async throws {
+        let prefix = Self.prefix()
+        let storage = Self.storage(prefix)
+        try await storage.storePushNotification(Self.notification("a0", of: "alice"))
+        try await storage.storePushNotification(Self.notification("b0", of: "bob"))
+        let keyring = SecretService()
+        let attributes = ["service": prefix + ".notifications", "accessGroup": "", "kind": "notifications", "credentialId": "alice"]
+        let bob = try await keyring.search(attributes.merging(["credentialId": "bob"]) { $1 })
+        try await keyring.store(bob[0].secret!, attributes: attributes, label: "moved", contentType: "application/octet-stream")
+        #expect(try await storage.getAllPushNotifications().map(\.id) == ["b0"], "bob's value under alice's attributes does not open")
+        await #expect(throws: PushStorageError.self) { try await storage.storePushNotification(Self.notification("a1", of: "alice")) }
+        #expect(try await keyring.search(attributes).first?.secret == bob[0].secret, "left as it was")
+        await #expect(throws: PushStorageError.self) { try await storage.purgePushNotificationsByCount(maxCount: 0, credentialId: nil) }
+        try await storage.clearPushNotifications()
     }
 
     @Test("conforms, cascade included")

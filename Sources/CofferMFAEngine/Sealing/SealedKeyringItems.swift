@@ -46,6 +46,19 @@ package struct SealedKeyringItems: Sendable {
         }
     }
 
+    /// The texts of several sealed values in one trip to the key store, each bound to its own
+    /// field; a value bound elsewhere or damaged fails as ``Misplaced``, other failures as they came.
+    package func openEach(_ values: [(sealed: Data, field: String)]) async -> [Result<String, any Error>] {
+        await sealer.opening(values).enumerated().map { index, result in
+            result.mapError { error in
+                switch error as? StorageError {
+                case .identityMismatch?, .corrupted?: Misplaced(field: values[index].field)
+                default: error
+                }
+            }
+        }
+    }
+
     /// The one item with `attributes`, or `nil`; more than one is ``KeychainError/ambiguous(attributes:count:)``.
     package func single(_ attributes: [String: String]) async throws -> SecretService.Item? {
         let items = try await keyring.search(attributes)

@@ -3,30 +3,38 @@ import CofferMFAEngine
 import CofferStorage
 import Foundation
 
-/// ``PushStorage`` on the OS keyring (the freedesktop Secret Service), in the layout of Ping's
-/// `PushKeychainStorage`: one item per credential, per notification, and one for the current
-/// device token.
+/// ``PushStorage`` on the OS keyring (the freedesktop Secret Service), under Ping's service
+/// names: one item per credential, one *book* per credential holding its notifications, and one
+/// item for the current device token.
 ///
-/// | item | `service` attribute | `account` attribute | other attributes |
-/// | --- | --- | --- | --- |
-/// | credential | `com.pingidentity.push.credentials` | its id | — |
-/// | notification | `com.pingidentity.push.notifications` | its id | `credentialId`, `messageId` |
-/// | device token | `com.pingidentity.push.tokens` | `current` | — |
+/// | item | `service` attribute | other attributes |
+/// | --- | --- | --- |
+/// | credential | `com.pingidentity.push.credentials` | `account` (its id) |
+/// | a credential's notifications | `com.pingidentity.push.notifications` | `kind=notifications`, `credentialId` |
+/// | device token | `com.pingidentity.push.tokens` | `account=current` |
 ///
 /// Every item also carries `accessGroup` (empty without one). Each value is the record's JSON
 /// sealed (AES-GCM, a key kept in the keyring under `<credential service>.key`) and bound to
 /// its item, so the shared secret and the challenges are never in the keyring in the clear and
-/// a value moved onto another item is refused. Better than Ping's:
+/// a value moved onto another item is refused.
+///
+/// Ping keeps one item per notification; Coffer keeps a book per credential, because the
+/// Secret Service has no range queries and gnome-keyring rewrites its keyring file on every
+/// change: at 1,000 notifications, listing the pending ones takes one item per credential to
+/// read instead of 1,000, and a purge one item write instead of one per notification removed
+/// (docs/performance.md, P10). Items of the one-per-notification layout that Coffer 0.3 wrote
+/// are moved into books on first use (`NotificationBooks`). Better than Ping's:
 /// - removing a credential (or all) removes its notifications too, under the keyring's lock;
 /// - every write and every read-choose-delete (purges) holds the keyring's lock (`KeyringLock`,
 ///   named after the credential service), so processes never undo each other's writes and a
 ///   purge never takes a notification stored after it chose;
+/// - every change of a credential's notifications is one item write, which is atomic;
 /// - dates keep their fractions (Ping writes whole seconds, which makes ties in order common),
 ///   and ties are broken by id.
 public final class PushKeychainStorage: PushStorage {
     /// The `service` attribute of credential items.
     public let credentialService: String
-    /// The `service` attribute of notification items.
+    /// The `service` attribute of the items holding notifications (one per credential).
     public let notificationService: String
     /// The `service` attribute of the device token item.
     public let tokenService: String
@@ -38,6 +46,7 @@ public final class PushKeychainStorage: PushStorage {
     public let accessGroup: String?
     private let items: SealedKeyringItems
     private let logger: any CofferMFACommons.Logger
+    private let books: NotificationBooks
 
     /// A storage under the given services; each keyring call may take up to 10 seconds.
     public convenience init(
@@ -68,8 +77,11 @@ public final class PushKeychainStorage: PushStorage {
         self.tokenService = tokenService
         self.accessibility = accessibility
         self.accessGroup = accessGroup
-        self.items = SealedKeyringItems(keyAlias: credentialService + ".key", lockName: credentialService, timeout: timeout)
-        self.logger = logger ?? LogManager.logger
+        let items = SealedKeyringItems(keyAlias: credentialService + ".key", lockName: credentialService, timeout: timeout)
+        let logger = logger ?? LogManager.logger
+        self.items = items
+        self.logger = logger
+        self.books = NotificationBooks(service: notificationService, accessGroup: accessGroup ?? "", items: items, logger: logger)
     }
 
     // MARK: - Credentials
@@ -94,8 +106,9 @@ public final class PushKeychainStorage: PushStorage {
     /// Removes the credential and its notifications, under the keyring's lock.
     public func removePushCredential(credentialId: String) async throws -> Bool {
         try await run("remove credential") {
-            try await items.exclusively {
-                try await items.keyring.clear(attributes(notificationService, extra: ["credentialId": credentialId]))
+            try await books.ensureLayout()
+            return try await items.exclusively {
+                _ = try await books.removeAll(of: credentialId)
                 return try await items.keyring.clear(attributes(credentialService, id: credentialId)) > 0
             }
         }
@@ -105,20 +118,27 @@ public final class PushKeychainStorage: PushStorage {
     public func clearPushCredentials() async throws {
         try await run("clear credentials") {
             try await items.exclusively {
-                try await items.keyring.clear(attributes(notificationService))
-                try await items.keyring.clear(attributes(credentialService))
+                _ = try await items.keyring.clear(books.everything)
+                _ = try await items.keyring.clear(attributes(credentialService))
             }
         }
     }
 
     // MARK: - Notifications
 
+    /// Stores or replaces the notification with this id, in its credential's book (moving it
+    /// out of another credential's book if it was there).
     public func storePushNotification(_ notification: PushNotification) async throws {
-        try await run("store notification") {
-            try await items.exclusively {
-                try await store(notification, service: notificationService, id: notification.id,
-                                extra: ["credentialId": notification.credentialId, "messageId": notification.messageId])
+        try await changeNotifications("store notification") {
+            for var book in try await books.forChange() where book.credentialId != notification.credentialId {
+                guard book.notifications.contains(where: { $0.id == notification.id }) else { continue }
+                book.notifications.removeAll { $0.id == notification.id }
+                try await books.write(book)
             }
+            var book = try await books.forChange(of: notification.credentialId)
+            book.notifications.removeAll { $0.id == notification.id }
+            book.notifications.append(notification)
+            try await books.write(book)
         }
     }
 
@@ -127,40 +147,38 @@ public final class PushKeychainStorage: PushStorage {
     }
 
     public func getAllPushNotifications() async throws -> [PushNotification] {
-        try await run("retrieve notifications") { NotificationRules.newestFirst(try await notifications()) }
+        try await run("retrieve notifications") { NotificationRules.newestFirst(try await books.notifications()) }
     }
 
     public func getPendingPushNotifications() async throws -> [PushNotification] {
-        try await run("retrieve notifications") { NotificationRules.pending(try await notifications()) }
+        try await run("retrieve notifications") { NotificationRules.pending(try await books.notifications()) }
     }
 
     public func retrievePushNotification(notificationId: String) async throws -> PushNotification? {
-        try await run("retrieve notification") { try await read(PushNotification.self, service: notificationService, id: notificationId) }
+        try await run("retrieve notification") { try await books.notifications().first { $0.id == notificationId } }
     }
 
     /// The newest with this message id; `nil` for a blank one.
     public func getNotificationByMessageId(messageId: String) async throws -> PushNotification? {
         guard !messageId.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         return try await run("retrieve notification") {
-            NotificationRules.newestFirst(try await notifications(["messageId": messageId])).first
+            NotificationRules.newestFirst(try await books.notifications().filter { $0.messageId == messageId }).first
         }
     }
 
     public func removePushNotification(notificationId: String) async throws -> Bool {
-        try await run("remove notification") {
-            try await items.exclusively { try await items.keyring.clear(attributes(notificationService, id: notificationId)) > 0 }
+        try await changeNotifications("remove notification") {
+            try await remove { $0.filter { $0.id == notificationId }.map(\.id) } > 0
         }
     }
 
     public func removePushNotificationsForCredential(credentialId: String) async throws -> Int {
-        try await run("remove notifications for credential") {
-            try await items.exclusively { try await items.keyring.clear(attributes(notificationService, extra: ["credentialId": credentialId])) }
-        }
+        try await changeNotifications("remove notifications for credential") { try await books.removeAll(of: credentialId) }
     }
 
     public func clearPushNotifications() async throws {
-        try await run("clear notifications") {
-            try await items.exclusively { _ = try await items.keyring.clear(attributes(notificationService)) }
+        try await changeNotifications("clear notifications") {
+            _ = try await items.keyring.clear(books.everything)
         }
     }
 
@@ -185,26 +203,24 @@ public final class PushKeychainStorage: PushStorage {
 
     // MARK: - Cleanup
 
-    /// Counts items without opening them.
+    /// Counts the notifications of one book (or all books).
     public func countPushNotifications(credentialId: String?) async throws -> Int {
-        try await run("count notifications") {
-            try await items.keyring.count(attributes(notificationService, extra: credentialId.map { ["credentialId": $0] } ?? [:]))
-        }
+        try await run("count notifications") { NotificationRules.inScope(try await books.notifications(), credentialId).count }
     }
 
     public func getOldestPushNotifications(limit: Int, credentialId: String?) async throws -> [PushNotification] {
-        try await run("retrieve oldest notifications") { NotificationRules.oldest(try await notifications(), limit: limit, credentialId) }
+        try await run("retrieve oldest notifications") { NotificationRules.oldest(try await books.notifications(), limit: limit, credentialId) }
     }
 
     public func purgePushNotificationsByAge(maxAgeDays: Int, credentialId: String?) async throws -> Int {
-        try await run("purge notifications by age") {
-            try await removeChosen { NotificationRules.olderThan($0, maxAgeDays: maxAgeDays, credentialId) }
+        try await changeNotifications("purge notifications by age") {
+            try await remove { NotificationRules.olderThan($0, maxAgeDays: maxAgeDays, credentialId) }
         }
     }
 
     public func purgePushNotificationsByCount(maxCount: Int, credentialId: String?) async throws -> Int {
-        try await run("purge notifications by count") {
-            try await removeChosen { NotificationRules.beyondCount($0, maxCount: maxCount, credentialId) }
+        try await changeNotifications("purge notifications by count") {
+            try await remove { NotificationRules.beyondCount($0, maxCount: maxCount, credentialId) }
         }
     }
 
@@ -241,10 +257,6 @@ public final class PushKeychainStorage: PushStorage {
         return values
     }
 
-    private func notifications(_ extra: [String: String] = [:]) async throws -> [PushNotification] {
-        try await readAll(PushNotification.self, service: notificationService, extra: extra)
-    }
-
     /// Opens an item: it must be unlocked, open under its own binding, and name its own id.
     private func open<T: Decodable & Identifiable>(_ type: T.Type, _ item: SecretService.Item, service: String, id: String) async throws -> T where T.ID == String {
         guard !item.isLocked else { throw KeychainError.locked }
@@ -260,16 +272,30 @@ public final class PushKeychainStorage: PushStorage {
         return value
     }
 
-    /// Chooses notifications from the current list and removes them, under the lock, so a
-    /// notification stored meanwhile is neither chosen from a stale list nor lost.
-    private func removeChosen(_ choose: ([PushNotification]) -> [String]) async throws -> Int {
-        try await items.exclusively {
-            var removed = 0
-            for id in choose(try await notifications()) {
-                removed += try await items.keyring.clear(attributes(notificationService, id: id))
-            }
-            return removed
+    /// Runs a change of the notifications under the keyring lock (after any move of the older
+    /// layout, which takes the lock itself).
+    private func changeNotifications<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
+        try await run(operation) {
+            try await books.ensureLayout()
+            return try await items.exclusively { try await body() }
         }
+    }
+
+    /// Chooses notifications from the current books and rewrites the books they are in, so a
+    /// notification stored meanwhile is neither chosen from a stale list nor lost. Call inside
+    /// the keyring lock.
+    private func remove(_ choose: ([PushNotification]) -> [String]) async throws -> Int {
+        let current = try await books.forChange()
+        let chosen = Set(choose(current.flatMap(\.notifications)))
+        var removed = 0
+        for var book in current {
+            let before = book.notifications.count
+            book.notifications.removeAll { chosen.contains($0.id) }
+            guard book.notifications.count < before else { continue }
+            try await books.write(book)
+            removed += before - book.notifications.count
+        }
+        return removed
     }
 
     /// Runs `body`; failures become ``PushStorageError/storageFailure(_:_:)`` naming the

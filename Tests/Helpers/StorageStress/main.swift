@@ -23,6 +23,10 @@
 //                                                         "tokens" in DIR, or the keyring account); prints where, then "ok"
 //   coffer-stress cookie-receive DIR COUNT         keeps COUNT cookies (named after this process) one answer at a
 //                                                         time through a CookieModule on DIR/cookies; prints each name
+//   coffer-stress push-keychain-store PREFIX CREDENTIAL COUNT  stores COUNT notifications of CREDENTIAL (ids named after
+//                                                         this process) in PushKeychainStorage under PREFIX's services
+//   coffer-stress push-keychain-read PREFIX KILL_AT  lists PREFIX's notifications, killing itself (SIGKILL) just before
+//                                                         its KILL_AT-th keyring write (0: never); prints how many
 //   coffer-stress postgres-save URL KEK WRITER COUNT       saves COUNT values; prints "ack N" once each is
 //                                                         acknowledged, retrying (while the server is down) until it is
 //
@@ -33,8 +37,10 @@ import CofferOath
 import CofferOrchestrate
 import CofferPostgres
 import CofferPostgresAuthenticator
+import CofferPush
 import CofferStorage
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -231,6 +237,31 @@ case "sqlite-add":
         if !problems.isEmpty { fail(problems) }
     } catch {
         fail(["open: \(error)"])
+    }
+
+case "push-keychain-store", "push-keychain-read":
+    guard arguments.count == 4 || arguments.count == 3 else { fail([usage]) }
+    let prefix = arguments[1]
+    let storage = PushKeychainStorage(credentialService: prefix + ".credentials", notificationService: prefix + ".notifications",
+                                      tokenService: prefix + ".tokens", timeout: .seconds(60))
+    do {
+        if mode == "push-keychain-store", let count = Int(arguments[3]) {
+            for index in 0..<count {
+                try await storage.storePushNotification(PushNotification(
+                    id: "p\(getpid())-\(index)", credentialId: arguments[2], ttl: 120, messageId: "m\(getpid())-\(index)",
+                    challenge: "Y2hhbGxlbmdl", pushType: .challenge))
+            }
+        } else if let killAt = Int(arguments[2]) {
+            let writes = Mutex(0)
+            let listed = try await KeyringFaults.$beforeWrite.withValue({ _, _ in
+                if writes.withLock({ $0 += 1; return $0 }) == killAt { kill(getpid(), SIGKILL) }
+            }) { try await storage.getAllPushNotifications() }
+            print(listed.count)
+        } else {
+            fail([usage])
+        }
+    } catch {
+        fail(["\(mode): \(error)"])
     }
 
 case "oath-hotp-keychain":
