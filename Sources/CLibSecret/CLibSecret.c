@@ -24,7 +24,6 @@ static struct {
     void *(*hash_table_new)(unsigned (*)(const void *), int (*)(const void *, const void *));
     void (*hash_table_insert)(void *, void *, void *);
     void *(*hash_table_lookup)(void *, const void *);
-    GListABI *(*hash_table_get_keys)(void *);
     void (*hash_table_unref)(void *);
     unsigned (*str_hash)(const void *);
     int (*str_equal)(const void *, const void *);
@@ -47,10 +46,7 @@ static struct {
     void *(*collection_new_for_dbus_path_sync)(void *, const char *, int, void *, GErrorABI **);
     int (*collection_get_locked)(void *);
     int (*item_get_locked)(void *);
-    void *(*item_get_secret)(void *);
     int (*item_delete_sync)(void *, void *, GErrorABI **);
-    void *(*item_get_attributes)(void *);
-    char *(*item_get_label)(void *);
     void *(*value_new)(const char *, long, const char *);
     const char *(*value_get)(void *, size_t *);
     void (*value_unref)(void *);
@@ -60,6 +56,13 @@ static struct {
     void *(*variant_get_child_value)(void *, size_t);
     const char *(*variant_get_string)(void *, size_t *);
     void (*variant_unref)(void *);
+    void *(*proxy_get_connection)(void *);
+    const char *(*proxy_get_name)(void *);
+    void *(*variant_new)(const char *, ...);
+    void *(*variant_lookup_value)(void *, const char *, const void *);
+    size_t (*variant_n_children)(void *);
+    int (*variant_get_boolean)(void *);
+    void *(*service_get_secrets_for_dbus_paths_sync)(void *, const char **, void *, GErrorABI **);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -95,7 +98,6 @@ static void load_library(void) {
     BIND(hash_table_new, "g_hash_table_new");
     BIND(hash_table_insert, "g_hash_table_insert");
     BIND(hash_table_lookup, "g_hash_table_lookup");
-    BIND(hash_table_get_keys, "g_hash_table_get_keys");
     BIND(hash_table_unref, "g_hash_table_unref");
     BIND(str_hash, "g_str_hash");
     BIND(str_equal, "g_str_equal");
@@ -117,10 +119,7 @@ static void load_library(void) {
     BIND(collection_new_for_dbus_path_sync, "secret_collection_new_for_dbus_path_sync");
     BIND(collection_get_locked, "secret_collection_get_locked");
     BIND(item_get_locked, "secret_item_get_locked");
-    BIND(item_get_secret, "secret_item_get_secret");
     BIND(item_delete_sync, "secret_item_delete_sync");
-    BIND(item_get_attributes, "secret_item_get_attributes");
-    BIND(item_get_label, "secret_item_get_label");
     BIND(value_new, "secret_value_new");
     BIND(value_get, "secret_value_get");
     BIND(value_unref, "secret_value_unref");
@@ -129,6 +128,13 @@ static void load_library(void) {
     BIND(variant_get_child_value, "g_variant_get_child_value");
     BIND(variant_get_string, "g_variant_get_string");
     BIND(variant_unref, "g_variant_unref");
+    BIND(proxy_get_connection, "g_dbus_proxy_get_connection");
+    BIND(proxy_get_name, "g_dbus_proxy_get_name");
+    BIND(variant_new, "g_variant_new");
+    BIND(variant_lookup_value, "g_variant_lookup_value");
+    BIND(variant_n_children, "g_variant_n_children");
+    BIND(variant_get_boolean, "g_variant_get_boolean");
+    BIND(service_get_secrets_for_dbus_paths_sync, "secret_service_get_secrets_for_dbus_paths_sync");
 }
 
 const char *coffer_secret_load(void) {
@@ -274,41 +280,12 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
 
 static char *copy_string(const char *text) { return strdup(text ? text : ""); }
 
-static void copy_item(void *item, int load_secrets, coffer_secret_item *out) {
-    memset(out, 0, sizeof *out);
-    out->locked = api.item_get_locked(item) ? 1 : 0;
-    char *label = api.item_get_label(item);
-    out->label = copy_string(label);
-    api.g_free(label);
-
-    void *attributes = api.item_get_attributes(item);
-    if (attributes) {
-        GListABI *keys = api.hash_table_get_keys(attributes);
-        size_t count = 0;
-        for (GListABI *node = keys; node; node = node->next) count++;
-        out->keys = calloc(count ? count : 1, sizeof(char *));
-        out->values = calloc(count ? count : 1, sizeof(char *));
-        for (GListABI *node = keys; node; node = node->next) {
-            out->keys[out->attribute_count] = copy_string(node->data);
-            out->values[out->attribute_count] = copy_string(api.hash_table_lookup(attributes, node->data));
-            out->attribute_count++;
-        }
-        api.list_free(keys);
-        api.hash_table_unref(attributes);
-    }
-
-    if (load_secrets && !out->locked) {
-        void *value = api.item_get_secret(item);
-        if (value) {
-            size_t length = 0;
-            const char *bytes = api.value_get(value, &length);
-            out->secret = malloc(length ? length : 1);
-            if (length) memcpy(out->secret, bytes, length);
-            out->secret_length = length;
-            api.value_unref(value);
-        }
-    }
+static size_t path_count(char **paths) {
+    size_t count = 0;
+    while (paths && paths[count]) count++;
+    return count;
 }
+
 
 /// Every item, in every collection, with these attributes (a list of SecretItem the caller
 /// unrefs and frees). Never SEARCH_UNLOCK: locked items are returned locked, nothing prompts.
@@ -327,25 +304,101 @@ static int find_items(const coffer_secret_attribute *attributes, size_t attribut
     return gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
 }
 
+// An item's label, attributes and lock state, from one Properties.GetAll call on its path: what
+// libsecret's search does through a proxy object per item (two round trips and a signal
+// subscription each), which made listings of a thousand items take more than a second.
+static int read_item_properties(void *service, const char *path, void *cancellable, coffer_secret_item *out,
+                                coffer_secret_error *error) {
+    memset(out, 0, sizeof *out);
+    GErrorABI *gerror = NULL;
+    void *reply = api.connection_call_sync(api.proxy_get_connection(service), api.proxy_get_name(service), path,
+                                           "org.freedesktop.DBus.Properties", "GetAll",
+                                           api.variant_new("(s)", "org.freedesktop.Secret.Item"), NULL,
+                                           0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
+    if (!reply) return take_error(gerror, error);
+    void *properties = api.variant_get_child_value(reply, 0);
+    void *label = api.variant_lookup_value(properties, "Label", NULL);
+    out->label = copy_string(label ? api.variant_get_string(label, NULL) : NULL);
+    if (label) api.variant_unref(label);
+    void *locked = api.variant_lookup_value(properties, "Locked", NULL);
+    out->locked = locked && api.variant_get_boolean(locked) ? 1 : 0;
+    if (locked) api.variant_unref(locked);
+    void *attributes = api.variant_lookup_value(properties, "Attributes", NULL);
+    size_t count = attributes ? api.variant_n_children(attributes) : 0;
+    out->keys = calloc(count ? count : 1, sizeof(char *));
+    out->values = calloc(count ? count : 1, sizeof(char *));
+    for (size_t i = 0; i < count; i++) {
+        void *entry = api.variant_get_child_value(attributes, i);
+        void *key = api.variant_get_child_value(entry, 0);
+        void *value = api.variant_get_child_value(entry, 1);
+        out->keys[i] = copy_string(api.variant_get_string(key, NULL));
+        out->values[i] = copy_string(api.variant_get_string(value, NULL));
+        out->attribute_count++;
+        api.variant_unref(key);
+        api.variant_unref(value);
+        api.variant_unref(entry);
+    }
+    if (attributes) api.variant_unref(attributes);
+    api.variant_unref(properties);
+    api.variant_unref(reply);
+    return COFFER_SECRET_OK;
+}
+
 int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
                          void *cancellable, coffer_secret_item **items, size_t *item_count,
                          coffer_secret_error *error) {
     *items = NULL;
     *item_count = 0;
-    GListABI *found = NULL;
-    int status = find_items(attributes, attribute_count, load_secrets, cancellable, &found, error);
-    if (status != COFFER_SECRET_OK) return status;
-
-    size_t count = 0;
-    for (GListABI *node = found; node; node = node->next) count++;
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    // One call for the paths (every collection; never unlocking: locked items stay locked), one
+    // per item for its properties, one for all the unlocked items' secrets.
+    void *table = attribute_table(attributes, attribute_count);
+    char **unlocked = NULL, **locked = NULL;
+    GErrorABI *gerror = NULL;
+    api.service_search_for_dbus_paths_sync(service, NULL, table, cancellable, &unlocked, &locked, &gerror);
+    api.hash_table_unref(table);
+    int status = gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
+    size_t count = path_count(unlocked) + path_count(locked);
     *items = calloc(count ? count : 1, sizeof(coffer_secret_item));
-    for (GListABI *node = found; node; node = node->next) {
-        copy_item(node->data, load_secrets, &(*items)[*item_count]);
-        (*item_count)++;
-        api.object_unref(node->data);
+    for (char **list = unlocked; status == COFFER_SECRET_OK && list && *list; list++) {
+        status = read_item_properties(service, *list, cancellable, &(*items)[*item_count], error);
+        if (status == COFFER_SECRET_OK) (*item_count)++;
     }
-    api.list_free(found);
-    return COFFER_SECRET_OK;
+    for (char **list = locked; status == COFFER_SECRET_OK && list && *list; list++) {
+        status = read_item_properties(service, *list, cancellable, &(*items)[*item_count], error);
+        if (status == COFFER_SECRET_OK) (*item_count)++;
+    }
+    size_t unlocked_count = path_count(unlocked);
+    if (status == COFFER_SECRET_OK && load_secrets && unlocked_count > 0) {
+        void *secrets = api.service_get_secrets_for_dbus_paths_sync(service, (const char **)unlocked, cancellable, &gerror);
+        if (!secrets) {
+            status = take_error(gerror, error);
+        } else {
+            for (size_t i = 0; i < unlocked_count; i++) {
+                void *value = api.hash_table_lookup(secrets, unlocked[i]);
+                coffer_secret_item *item = &(*items)[i];
+                if (!value || item->locked) continue;
+                size_t length = 0;
+                const char *bytes = api.value_get(value, &length);
+                item->secret = malloc(length ? length : 1);
+                if (length) memcpy(item->secret, bytes, length);
+                item->secret_length = length;
+            }
+            api.hash_table_unref(secrets);
+        }
+    }
+    api.strfreev(unlocked);
+    api.strfreev(locked);
+    api.object_unref(service);
+    if (status != COFFER_SECRET_OK) {
+        coffer_secret_items_free(*items, *item_count);
+        *items = NULL;
+        *item_count = 0;
+    }
+    return status;
 }
 
 void coffer_secret_items_free(coffer_secret_item *items, size_t item_count) {
@@ -390,11 +443,6 @@ int coffer_secret_clear(const coffer_secret_attribute *attributes, size_t attrib
     return result;
 }
 
-static size_t path_count(char **paths) {
-    size_t count = 0;
-    while (paths && paths[count]) count++;
-    return count;
-}
 
 int coffer_secret_count(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
                         size_t *count, coffer_secret_error *error) {
