@@ -59,10 +59,16 @@ static struct {
     void *(*proxy_get_connection)(void *);
     const char *(*proxy_get_name)(void *);
     void *(*variant_new)(const char *, ...);
-    void *(*variant_lookup_value)(void *, const char *, const void *);
     size_t (*variant_n_children)(void *);
-    int (*variant_get_boolean)(void *);
     void *(*service_get_secrets_for_dbus_paths_sync)(void *, const char **, void *, GErrorABI **);
+    void (*connection_call)(void *, const char *, const char *, const char *, const char *, void *, const void *, int, int, void *,
+                            void (*)(void *, void *, void *), void *);
+    void *(*connection_call_finish)(void *, void *, GErrorABI **);
+    void *(*main_context_new)(void);
+    void (*main_context_push_thread_default)(void *);
+    void (*main_context_pop_thread_default)(void *);
+    int (*main_context_iteration)(void *, int);
+    void (*main_context_unref)(void *);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -131,10 +137,15 @@ static void load_library(void) {
     BIND(proxy_get_connection, "g_dbus_proxy_get_connection");
     BIND(proxy_get_name, "g_dbus_proxy_get_name");
     BIND(variant_new, "g_variant_new");
-    BIND(variant_lookup_value, "g_variant_lookup_value");
     BIND(variant_n_children, "g_variant_n_children");
-    BIND(variant_get_boolean, "g_variant_get_boolean");
     BIND(service_get_secrets_for_dbus_paths_sync, "secret_service_get_secrets_for_dbus_paths_sync");
+    BIND(connection_call, "g_dbus_connection_call");
+    BIND(connection_call_finish, "g_dbus_connection_call_finish");
+    BIND(main_context_new, "g_main_context_new");
+    BIND(main_context_push_thread_default, "g_main_context_push_thread_default");
+    BIND(main_context_pop_thread_default, "g_main_context_pop_thread_default");
+    BIND(main_context_iteration, "g_main_context_iteration");
+    BIND(main_context_unref, "g_main_context_unref");
 }
 
 const char *coffer_secret_load(void) {
@@ -304,44 +315,101 @@ static int find_items(const coffer_secret_attribute *attributes, size_t attribut
     return gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
 }
 
-// An item's label, attributes and lock state, from one Properties.GetAll call on its path: what
-// libsecret's search does through a proxy object per item (two round trips and a signal
-// subscription each), which made listings of a thousand items take more than a second.
-static int read_item_properties(void *service, const char *path, void *cancellable, coffer_secret_item *out,
-                                coffer_secret_error *error) {
-    memset(out, 0, sizeof *out);
-    GErrorABI *gerror = NULL;
-    void *reply = api.connection_call_sync(api.proxy_get_connection(service), api.proxy_get_name(service), path,
-                                           "org.freedesktop.DBus.Properties", "GetAll",
-                                           api.variant_new("(s)", "org.freedesktop.Secret.Item"), NULL,
-                                           0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
-    if (!reply) return take_error(gerror, error);
-    void *properties = api.variant_get_child_value(reply, 0);
-    void *label = api.variant_lookup_value(properties, "Label", NULL);
-    out->label = copy_string(label ? api.variant_get_string(label, NULL) : NULL);
-    if (label) api.variant_unref(label);
-    void *locked = api.variant_lookup_value(properties, "Locked", NULL);
-    out->locked = locked && api.variant_get_boolean(locked) ? 1 : 0;
-    if (locked) api.variant_unref(locked);
-    void *attributes = api.variant_lookup_value(properties, "Attributes", NULL);
-    size_t count = attributes ? api.variant_n_children(attributes) : 0;
-    out->keys = calloc(count ? count : 1, sizeof(char *));
-    out->values = calloc(count ? count : 1, sizeof(char *));
-    for (size_t i = 0; i < count; i++) {
-        void *entry = api.variant_get_child_value(attributes, i);
-        void *key = api.variant_get_child_value(entry, 0);
-        void *value = api.variant_get_child_value(entry, 1);
-        out->keys[i] = copy_string(api.variant_get_string(key, NULL));
-        out->values[i] = copy_string(api.variant_get_string(value, NULL));
-        out->attribute_count++;
-        api.variant_unref(key);
-        api.variant_unref(value);
-        api.variant_unref(entry);
+// Reading an item's properties: libsecret's search makes a proxy object per item, whose
+// Properties.GetAll gnome-keyring answers slowly (about 0.85 ms an item, computing every
+// property), plus a signal subscription each; a listing of a thousand items took more than a
+// second. Coffer asks for the two properties it uses, Attributes and Label, with plain
+// Properties.Get calls, many in flight at once on a main context of this thread's own.
+typedef struct {
+    void *reply;
+    GErrorABI *error;
+    size_t *in_flight;
+} property_call;
+
+static void property_answered(void *connection, void *result, void *data) {
+    property_call *call = data;
+    call->reply = api.connection_call_finish(connection, result, &call->error);
+    (*call->in_flight)--;
+}
+
+// Sends Properties.Get(name) for every path, at most 64 waiting at a time; calls[i] receives
+// path i's answer (a "(v)" reply, or an error).
+static void get_properties(void *service, char **paths, size_t count, const char *name, void *cancellable, property_call *calls) {
+    void *context = api.main_context_new();
+    api.main_context_push_thread_default(context);
+    size_t in_flight = 0, sent = 0;
+    while (sent < count || in_flight > 0) {
+        while (sent < count && in_flight < 64) {
+            calls[sent].in_flight = &in_flight;
+            in_flight++;
+            api.connection_call(api.proxy_get_connection(service), api.proxy_get_name(service), paths[sent],
+                                "org.freedesktop.DBus.Properties", "Get", api.variant_new("(ss)", "org.freedesktop.Secret.Item", name),
+                                NULL, 0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, property_answered, &calls[sent]);
+            sent++;
+        }
+        api.main_context_iteration(context, 1);
     }
-    if (attributes) api.variant_unref(attributes);
-    api.variant_unref(properties);
-    api.variant_unref(reply);
-    return COFFER_SECRET_OK;
+    api.main_context_pop_thread_default(context);
+    api.main_context_unref(context);
+}
+
+// The value inside a "(v)" reply; the caller unrefs it.
+static void *reply_value(void *reply) {
+    void *boxed = api.variant_get_child_value(reply, 0);
+    void *value = api.variant_get_child_value(boxed, 0);
+    api.variant_unref(boxed);
+    return value;
+}
+
+// Fills out[i] from the answers for path i; the first error is returned (and the rest freed).
+static int read_items(void *service, char **paths, size_t count, int locked, void *cancellable, coffer_secret_item *out,
+                      coffer_secret_error *error) {
+    if (count == 0) return COFFER_SECRET_OK;
+    property_call *attributes = calloc(count, sizeof(property_call));
+    property_call *labels = calloc(count, sizeof(property_call));
+    get_properties(service, paths, count, "Attributes", cancellable, attributes);
+    get_properties(service, paths, count, "Label", cancellable, labels);
+    int status = COFFER_SECRET_OK;
+    for (size_t i = 0; i < count; i++) {
+        if (status == COFFER_SECRET_OK && (!attributes[i].reply || !labels[i].reply)) {
+            status = take_error(attributes[i].reply ? labels[i].error : attributes[i].error, error);
+            if (attributes[i].reply) labels[i].error = NULL; else attributes[i].error = NULL;
+        }
+        if (status == COFFER_SECRET_OK) {
+            coffer_secret_item *item = &out[i];
+            memset(item, 0, sizeof *item);
+            item->locked = locked;
+            void *label = reply_value(labels[i].reply);
+            item->label = copy_string(api.variant_get_string(label, NULL));
+            api.variant_unref(label);
+            void *map = reply_value(attributes[i].reply);
+            size_t pairs = api.variant_n_children(map);
+            item->keys = calloc(pairs ? pairs : 1, sizeof(char *));
+            item->values = calloc(pairs ? pairs : 1, sizeof(char *));
+            for (size_t p = 0; p < pairs; p++) {
+                void *entry = api.variant_get_child_value(map, p);
+                void *key = api.variant_get_child_value(entry, 0);
+                void *value = api.variant_get_child_value(entry, 1);
+                // libsecret adds xdg:schema to what it stores and leaves it out of what it reads back.
+                if (strcmp(api.variant_get_string(key, NULL), "xdg:schema") != 0) {
+                    item->keys[item->attribute_count] = copy_string(api.variant_get_string(key, NULL));
+                    item->values[item->attribute_count] = copy_string(api.variant_get_string(value, NULL));
+                    item->attribute_count++;
+                }
+                api.variant_unref(key);
+                api.variant_unref(value);
+                api.variant_unref(entry);
+            }
+            api.variant_unref(map);
+        }
+        if (attributes[i].reply) api.variant_unref(attributes[i].reply);
+        if (labels[i].reply) api.variant_unref(labels[i].reply);
+        if (attributes[i].error) api.error_free(attributes[i].error);
+        if (labels[i].error) api.error_free(labels[i].error);
+    }
+    free(attributes);
+    free(labels);
+    return status;
 }
 
 int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
@@ -353,8 +421,8 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     if (failure) return static_error(failure, error);
     void *service = connect_service(cancellable, error);
     if (!service) return COFFER_SECRET_ERROR;
-    // One call for the paths (every collection; never unlocking: locked items stay locked), one
-    // per item for its properties, one for all the unlocked items' secrets.
+    // One call for the paths (every collection; never unlocking: locked items stay locked), two
+    // per item for its properties (sent together), one for all the unlocked items' secrets.
     void *table = attribute_table(attributes, attribute_count);
     char **unlocked = NULL, **locked = NULL;
     GErrorABI *gerror = NULL;
@@ -363,15 +431,11 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     int status = gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
     size_t count = path_count(unlocked) + path_count(locked);
     *items = calloc(count ? count : 1, sizeof(coffer_secret_item));
-    for (char **list = unlocked; status == COFFER_SECRET_OK && list && *list; list++) {
-        status = read_item_properties(service, *list, cancellable, &(*items)[*item_count], error);
-        if (status == COFFER_SECRET_OK) (*item_count)++;
-    }
-    for (char **list = locked; status == COFFER_SECRET_OK && list && *list; list++) {
-        status = read_item_properties(service, *list, cancellable, &(*items)[*item_count], error);
-        if (status == COFFER_SECRET_OK) (*item_count)++;
-    }
     size_t unlocked_count = path_count(unlocked);
+    if (status == COFFER_SECRET_OK) status = read_items(service, unlocked, unlocked_count, 0, cancellable, *items, error);
+    if (status == COFFER_SECRET_OK) *item_count = unlocked_count;
+    if (status == COFFER_SECRET_OK) status = read_items(service, locked, count - unlocked_count, 1, cancellable, *items + unlocked_count, error);
+    if (status == COFFER_SECRET_OK) *item_count = count;
     if (status == COFFER_SECRET_OK && load_secrets && unlocked_count > 0) {
         void *secrets = api.service_get_secrets_for_dbus_paths_sync(service, (const char **)unlocked, cancellable, &gerror);
         if (!secrets) {
@@ -380,7 +444,10 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
             for (size_t i = 0; i < unlocked_count; i++) {
                 void *value = api.hash_table_lookup(secrets, unlocked[i]);
                 coffer_secret_item *item = &(*items)[i];
-                if (!value || item->locked) continue;
+                if (!value) {  // deleted since the search: the caller searches again
+                    status = static_error("No such secret item (deleted during the search)", error);
+                    break;
+                }
                 size_t length = 0;
                 const char *bytes = api.value_get(value, &length);
                 item->secret = malloc(length ? length : 1);
@@ -394,7 +461,7 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     api.strfreev(locked);
     api.object_unref(service);
     if (status != COFFER_SECRET_OK) {
-        coffer_secret_items_free(*items, *item_count);
+        coffer_secret_items_free(*items, count);  // entries not reached are still zeroed
         *items = NULL;
         *item_count = 0;
     }

@@ -128,9 +128,13 @@ struct SecretCallError: Error {
 
     private static let cancelledCode = 19  // G_IO_ERROR_CANCELLED
 
-    /// The provider no longer has an item a search had just returned.
+    /// The provider no longer has an item a search had just returned: libsecret's words, or
+    /// the bus's answer to a property read on an object path that is gone (gnome-keyring:
+    /// "No such interface … on object at path …" or "Object does not exist at path …").
     var isVanishedItem: Bool {
         message.contains("No such secret item") || message.contains("No such object")
+            || message.contains("org.freedesktop.DBus.Error.UnknownObject")
+            || (message.contains("org.freedesktop.DBus.Error.UnknownMethod") && message.contains("/org/freedesktop/secrets/"))
     }
 
     func keychainError(timedOut: Bool) -> KeychainError {

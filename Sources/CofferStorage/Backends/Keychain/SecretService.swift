@@ -185,7 +185,7 @@ public struct SecretService: Sendable {
         guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
     }
 
-    /// Runs `body` again (up to three times in all) when an item it found vanished before it
+    /// Runs `body` again (up to five times in all) when an item it found vanished before it
     /// could be read: another process deleted or replaced it in between. A new search then sees
     /// a consistent keyring.
     private static func retryingVanishedItems<R>(_ body: () throws(SecretCallError) -> R) throws(SecretCallError) -> R {
@@ -193,7 +193,7 @@ public struct SecretService: Sendable {
         while true {
             do {
                 return try body()
-            } catch where error.isVanishedItem && attempt < 3 {
+            } catch where error.isVanishedItem && attempt < 5 {
                 attempt += 1
             }
         }
