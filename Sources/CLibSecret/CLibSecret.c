@@ -60,6 +60,7 @@ static struct {
     const char *(*proxy_get_name)(void *);
     void *(*variant_new)(const char *, ...);
     size_t (*variant_n_children)(void *);
+    int (*variant_get_boolean)(void *);
     void *(*service_get_secrets_for_dbus_paths_sync)(void *, const char **, void *, GErrorABI **);
     void (*connection_call)(void *, const char *, const char *, const char *, const char *, void *, const void *, int, int, void *,
                             void (*)(void *, void *, void *), void *);
@@ -138,6 +139,7 @@ static void load_library(void) {
     BIND(proxy_get_name, "g_dbus_proxy_get_name");
     BIND(variant_new, "g_variant_new");
     BIND(variant_n_children, "g_variant_n_children");
+    BIND(variant_get_boolean, "g_variant_get_boolean");
     BIND(service_get_secrets_for_dbus_paths_sync, "secret_service_get_secrets_for_dbus_paths_sync");
     BIND(connection_call, "g_dbus_connection_call");
     BIND(connection_call_finish, "g_dbus_connection_call_finish");
@@ -218,10 +220,27 @@ static void *connect_service(void *cancellable, coffer_secret_error *error) {
     return service;
 }
 
+static void *reply_value(void *reply);
+
 static int collection_state(void *service, void *cancellable, coffer_secret_error *error) {
     GErrorABI *gerror = NULL;
-    // Fast path, one round trip: the provider's object for the alias itself (what store uses).
-    // Any failure falls back to resolving the alias, which tells "no collection" from an error.
+    // Fastest, one cheap round trip: the Locked property of the provider's object for the alias
+    // (a proxy object would fetch every property, the collection's list of items included).
+    void *reply = api.connection_call_sync(api.proxy_get_connection(service), api.proxy_get_name(service),
+                                           "/org/freedesktop/secrets/aliases/default", "org.freedesktop.DBus.Properties", "Get",
+                                           api.variant_new("(ss)", "org.freedesktop.Secret.Collection", "Locked"), NULL,
+                                           0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
+    if (reply) {
+        void *locked = reply_value(reply);
+        int state = api.variant_get_boolean(locked) ? COFFER_SECRET_LOCKED : COFFER_SECRET_OK;
+        api.variant_unref(locked);
+        api.variant_unref(reply);
+        return state;
+    }
+    api.error_free(gerror);
+    gerror = NULL;
+    // Otherwise the provider's object for the alias itself (what store uses). Any failure falls
+    // back to resolving the alias, which tells "no collection" from an error.
     void *collection = api.collection_new_for_dbus_path_sync(service, "/org/freedesktop/secrets/aliases/default",
                                                              COLLECTION_NONE, cancellable, &gerror);
     if (collection == NULL || gerror) {
@@ -362,16 +381,16 @@ static void *reply_value(void *reply) {
 }
 
 // Fills out[i] from the answers for path i; the first error is returned (and the rest freed).
-static int read_items(void *service, char **paths, size_t count, int locked, void *cancellable, coffer_secret_item *out,
-                      coffer_secret_error *error) {
+static int read_items(void *service, char **paths, size_t count, int locked, int load_labels, void *cancellable,
+                      coffer_secret_item *out, coffer_secret_error *error) {
     if (count == 0) return COFFER_SECRET_OK;
     property_call *attributes = calloc(count, sizeof(property_call));
     property_call *labels = calloc(count, sizeof(property_call));
     get_properties(service, paths, count, "Attributes", cancellable, attributes);
-    get_properties(service, paths, count, "Label", cancellable, labels);
+    if (load_labels) get_properties(service, paths, count, "Label", cancellable, labels);
     int status = COFFER_SECRET_OK;
     for (size_t i = 0; i < count; i++) {
-        if (status == COFFER_SECRET_OK && (!attributes[i].reply || !labels[i].reply)) {
+        if (status == COFFER_SECRET_OK && (!attributes[i].reply || (load_labels && !labels[i].reply))) {
             status = take_error(attributes[i].reply ? labels[i].error : attributes[i].error, error);
             if (attributes[i].reply) labels[i].error = NULL; else attributes[i].error = NULL;
         }
@@ -379,9 +398,9 @@ static int read_items(void *service, char **paths, size_t count, int locked, voi
             coffer_secret_item *item = &out[i];
             memset(item, 0, sizeof *item);
             item->locked = locked;
-            void *label = reply_value(labels[i].reply);
-            item->label = copy_string(api.variant_get_string(label, NULL));
-            api.variant_unref(label);
+            void *label = load_labels ? reply_value(labels[i].reply) : NULL;
+            item->label = copy_string(label ? api.variant_get_string(label, NULL) : NULL);
+            if (label) api.variant_unref(label);
             void *map = reply_value(attributes[i].reply);
             size_t pairs = api.variant_n_children(map);
             item->keys = calloc(pairs ? pairs : 1, sizeof(char *));
@@ -413,7 +432,7 @@ static int read_items(void *service, char **paths, size_t count, int locked, voi
 }
 
 int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
-                         void *cancellable, coffer_secret_item **items, size_t *item_count,
+                         int load_labels, void *cancellable, coffer_secret_item **items, size_t *item_count,
                          coffer_secret_error *error) {
     *items = NULL;
     *item_count = 0;
@@ -432,9 +451,9 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     size_t count = path_count(unlocked) + path_count(locked);
     *items = calloc(count ? count : 1, sizeof(coffer_secret_item));
     size_t unlocked_count = path_count(unlocked);
-    if (status == COFFER_SECRET_OK) status = read_items(service, unlocked, unlocked_count, 0, cancellable, *items, error);
+    if (status == COFFER_SECRET_OK) status = read_items(service, unlocked, unlocked_count, 0, load_labels, cancellable, *items, error);
     if (status == COFFER_SECRET_OK) *item_count = unlocked_count;
-    if (status == COFFER_SECRET_OK) status = read_items(service, locked, count - unlocked_count, 1, cancellable, *items + unlocked_count, error);
+    if (status == COFFER_SECRET_OK) status = read_items(service, locked, count - unlocked_count, 1, load_labels, cancellable, *items + unlocked_count, error);
     if (status == COFFER_SECRET_OK) *item_count = count;
     if (status == COFFER_SECRET_OK && load_secrets && unlocked_count > 0) {
         void *secrets = api.service_get_secrets_for_dbus_paths_sync(service, (const char **)unlocked, cancellable, &gerror);

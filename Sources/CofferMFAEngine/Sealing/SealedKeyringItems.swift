@@ -61,7 +61,7 @@ package struct SealedKeyringItems: Sendable {
 
     /// The one item with `attributes`, or `nil`; more than one is ``KeychainError/ambiguous(attributes:count:)``.
     package func single(_ attributes: [String: String]) async throws -> SecretService.Item? {
-        let items = try await keyring.search(attributes)
+        let items = try await keyring.search(attributes, loadLabels: false)
         guard items.count <= 1 else { throw KeychainError.ambiguous(attributes: attributes, count: items.count) }
         return items.first
     }

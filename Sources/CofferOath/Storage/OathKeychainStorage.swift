@@ -98,8 +98,8 @@ public final class OathKeychainStorage: OathCounterStorage {
 
     private func allCredentials() async throws -> [OathCredential] {
         try await run("retrieve credentials") {
-            let metadata = try await keyring.search(metadataAttributes(nil))
-            let secrets = Dictionary(try await keyring.search(secretAttributes(nil)).map { ($0.attributes["account"] ?? "", $0) },
+            let metadata = try await keyring.search(metadataAttributes(nil), loadLabels: false)
+            let secrets = Dictionary(try await keyring.search(secretAttributes(nil), loadLabels: false).map { ($0.attributes["account"] ?? "", $0) },
                                      uniquingKeysWith: { first, _ in first })
             var credentials: [OathCredential] = []
             for item in metadata {

@@ -69,7 +69,7 @@ final class NotificationBooks: Sendable {
     func readable() async throws -> [Book] {
         try await ensureLayout()
         var books: [Book] = []
-        for result in try await open(try await items.keyring.search(allBooks)) {
+        for result in try await open(try await items.keyring.search(allBooks, loadLabels: false)) {
             switch result {
             case .success(let book): books.append(book)
             case .failure(let error): logger.w("Skipped push notifications that cannot be read (\(service))", error: error)
@@ -86,12 +86,12 @@ final class NotificationBooks: Sendable {
     /// Every book, for a change: one that cannot be read fails the change, so it is never
     /// overwritten with less than it holds. Call inside the keyring lock.
     func forChange() async throws -> [Book] {
-        try await open(try await items.keyring.search(allBooks)).map { try $0.get() }
+        try await open(try await items.keyring.search(allBooks, loadLabels: false)).map { try $0.get() }
     }
 
     /// The book of `credentialId` (empty when there is none), for a change.
     func forChange(of credentialId: String) async throws -> Book {
-        let found = try await items.keyring.search(book(credentialId))
+        let found = try await items.keyring.search(book(credentialId), loadLabels: false)
         guard found.count <= 1 else { throw KeychainError.ambiguous(attributes: book(credentialId), count: found.count) }
         return try await open(found).first.map { try $0.get() } ?? Book(credentialId: credentialId, notifications: [])
     }
@@ -137,7 +137,7 @@ final class NotificationBooks: Sendable {
     /// many notifications they held (a book that cannot be read is removed all the same, and
     /// logged). Call inside the keyring lock.
     func removeAll(of credentialId: String) async throws -> Int {
-        let found = try await items.keyring.search(book(credentialId))
+        let found = try await items.keyring.search(book(credentialId), loadLabels: false)
         var held = 0
         for result in try await open(found) {
             switch result {
@@ -167,7 +167,7 @@ final class NotificationBooks: Sendable {
     }
 
     private func moveOldItems() async throws {
-        let old = try await items.keyring.search(everything).filter { $0.attributes["kind"] == nil }
+        let old = try await items.keyring.search(everything, loadLabels: false).filter { $0.attributes["kind"] == nil }
         guard !old.isEmpty else { return }
         let texts = await items.openEach(old.map { ($0.secret ?? Data(), "push/\(service)/\($0.attributes["account"] ?? "")") })
         var moving: [String: [(id: String, notification: PushNotification)]] = [:]

@@ -248,7 +248,7 @@ public final class PushKeychainStorage: PushStorage {
 
     private func readAll<T: Decodable & Identifiable>(_ type: T.Type, service: String, extra: [String: String] = [:]) async throws -> [T] where T.ID == String {
         var values: [T] = []
-        for item in try await items.keyring.search(attributes(service, extra: extra)) {
+        for item in try await items.keyring.search(attributes(service, extra: extra), loadLabels: false) {
             let id = item.attributes["account"] ?? ""
             do { values.append(try await open(type, item, service: service, id: id)) } catch {
                 logger.w("Skipped a push record that cannot be read (\(service) \(id))", error: error)

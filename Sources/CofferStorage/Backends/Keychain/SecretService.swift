@@ -93,9 +93,14 @@ public struct SecretService: Sendable {
     }
 
     /// The items that have all of `attributes` (and perhaps others), in every collection.
-    public func search(_ attributes: [String: String], loadSecrets: Bool = true) async throws(KeychainError) -> [Item] {
+    ///
+    /// - Parameters:
+    ///   - loadSecrets: Whether to read the unlocked items' secrets (one call for all of them).
+    ///   - loadLabels: Whether to read each item's label; without, ``Item/label`` is empty and
+    ///     the search makes one call per item fewer.
+    public func search(_ attributes: [String: String], loadSecrets: Bool = true, loadLabels: Bool = true) async throws(KeychainError) -> [Item] {
         try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
-            try Self.search(attributes, loadSecrets: loadSecrets, cancellable)
+            try Self.search(attributes, loadSecrets: loadSecrets, loadLabels: loadLabels, cancellable)
         }
     }
 
@@ -145,8 +150,8 @@ public struct SecretService: Sendable {
     struct Calls {
         let cancellable: UnsafeMutableRawPointer?
 
-        func search(_ attributes: [String: String], loadSecrets: Bool = true) throws(SecretCallError) -> [Item] {
-            try SecretService.search(attributes, loadSecrets: loadSecrets, cancellable)
+        func search(_ attributes: [String: String], loadSecrets: Bool = true, loadLabels: Bool = true) throws(SecretCallError) -> [Item] {
+            try SecretService.search(attributes, loadSecrets: loadSecrets, loadLabels: loadLabels, cancellable)
         }
 
         func store(_ secret: Data, attributes: [String: String], label: String, contentType: String) throws(SecretCallError) {
@@ -200,19 +205,21 @@ public struct SecretService: Sendable {
     }
 
     private static func search(
-        _ attributes: [String: String], loadSecrets: Bool, _ cancellable: UnsafeMutableRawPointer?
+        _ attributes: [String: String], loadSecrets: Bool, loadLabels: Bool, _ cancellable: UnsafeMutableRawPointer?
     ) throws(SecretCallError) -> [Item] {
-        try retryingVanishedItems { () throws(SecretCallError) in try searchOnce(attributes, loadSecrets: loadSecrets, cancellable) }
+        try retryingVanishedItems { () throws(SecretCallError) in
+            try searchOnce(attributes, loadSecrets: loadSecrets, loadLabels: loadLabels, cancellable)
+        }
     }
 
     private static func searchOnce(
-        _ attributes: [String: String], loadSecrets: Bool, _ cancellable: UnsafeMutableRawPointer?
+        _ attributes: [String: String], loadSecrets: Bool, loadLabels: Bool, _ cancellable: UnsafeMutableRawPointer?
     ) throws(SecretCallError) -> [Item] {
         var error = coffer_secret_error()
         var found: UnsafeMutablePointer<coffer_secret_item>?
         var count = 0
         let status = withAttributes(attributes) { list, attributeCount in
-            coffer_secret_search(list, attributeCount, loadSecrets ? 1 : 0, cancellable, &found, &count, &error)
+            coffer_secret_search(list, attributeCount, loadSecrets ? 1 : 0, loadLabels ? 1 : 0, cancellable, &found, &count, &error)
         }
         defer { coffer_secret_items_free(found, count) }
         guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }

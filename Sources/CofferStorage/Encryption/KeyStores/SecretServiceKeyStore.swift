@@ -69,7 +69,7 @@ public struct SecretServiceKeyStore: KeyRingStore {
 
     private func ring(_ alias: String) async throws -> KeyRing? {
         try Self.check(alias)
-        let items = try await secretService.search(attributes(alias))
+        let items = try await secretService.search(attributes(alias), loadLabels: false)
         return try decode(items, alias: alias)
     }
 
@@ -101,7 +101,7 @@ public struct SecretServiceKeyStore: KeyRingStore {
         let outcome: Result<VersionedKey, any Error> = try await secretService.perform { calls throws(SecretCallError) in
             defer { held.release() }
             do {
-                let ring = try self.decode(try calls.search(attributes), alias: alias)
+                let ring = try self.decode(try calls.search(attributes, loadLabels: false), alias: alias)
                 let (newRing, key) = try change(ring)
                 if let newRing {
                     try calls.store(newRing.serialized(), attributes: attributes, label: label, contentType: "application/json")
