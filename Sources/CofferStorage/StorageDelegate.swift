@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Wraps a ``Storage`` to serialise its calls and to keep a memory copy as a ``CacheStrategy``
 /// says.
@@ -21,8 +22,8 @@ import Logging
 /// operation of the same instance from inside it, because the lock is not re-entrant.
 open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, CustomReflectable, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is `memory`, read and written only while `lock` is
-    // held (see `withLock`), and `servedKnown`/`servedValue`, read and written only while
-    // `servedLock` is held. Everything else is immutable.
+    // held (see `withLock`), and `served`, read and written only while `servedLock` is held.
+    // Everything else is immutable.
 
     /// The storage this delegate forwards to.
     public let delegate: any Storage<T>
@@ -36,14 +37,18 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, Cu
 
     private let lock = AsyncLock()
     private var memory = MemoryCopy<T>()
-    /// With ``CacheStrategy/cache``: whether `get()` may answer `servedValue` without taking
-    /// `lock`. Every `save` and `delete` clears it before it starts, so a `get` that begins after
-    /// a write began waits for that write as it always did. (A plain lock and two fields rather
-    /// than a `Mutex<T??>`: unspecialised generic code looks up the metadata of every generic
-    /// type it touches on each call, which cost more than the rest of a cached `get`.)
-    private let servedLock = NSLock()
-    private var servedKnown = false
-    private var servedValue: T?
+    /// With ``CacheStrategy/cache``: the answer `get()` may give without taking `lock`, if one
+    /// is known (a value, or `servedAbsent`: nothing stored). Every `save` and `delete` clears it before it starts, so a `get` that begins
+    /// after a write began waits for that write as it always did.
+    ///
+    /// Why a class reference behind a `Mutex<Void>`, not a `Mutex<T??>`: this code is
+    /// unspecialised (generic over `T`, called from other modules), and there every use of
+    /// `Optional<T>` looks up that type's metadata in the runtime's cache, which cost more than
+    /// the rest of a cached `get`. A reference to a class instance is one pointer whatever `T`
+    /// is, and the value inside is copied with `T`'s own metadata (docs/performance.md, P4).
+    @usableFromInline let servedLock = Mutex(())
+    @usableFromInline var served: Served<T>?
+    @usableFromInline var servedAbsent = false
 
     /// The cache strategy and the wrapped storage's type, never the value or its memory copy, so
     /// `dump(_:)` and the debugger cannot reveal what is stored. Subclasses inherit it.
@@ -97,11 +102,22 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, Cu
     }
 
     /// Returns the stored value, from memory when the strategy allows it.
+    ///
+    /// Inlinable, so a caller that names a final backend (`EncryptedFileStorage<Token>`) gets
+    /// the memory copy through code specialised for its type, without the runtime's generic
+    /// metadata lookups (docs/performance.md, P4).
+    @inlinable
     open func get() async throws -> T? {
-        var value: T?
-        if cacheStrategy == .cache, readServed(into: &value) {
-            return value
+        if cacheStrategy == .cache {
+            let (value, absent) = servedLock.withLock { _ in (served, servedAbsent) }
+            if let value { return value.value }
+            if absent { return nil }
         }
+        return try await getThroughLock()
+    }
+
+    @usableFromInline
+    func getThroughLock() async throws -> T? {
         return try await withLock {
             if cacheStrategy == .cache, let known = memory.known {
                 return known
@@ -188,21 +204,22 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, Cu
         }
     }
 
-    /// Copies the served answer into `value` and returns `true`, or returns `false` when none is
-    /// known.
-    private func readServed(into value: inout T?) -> Bool {
-        servedLock.lock()
-        defer { servedLock.unlock() }
-        if servedKnown { value = servedValue }
-        return servedKnown
-    }
-
     private func publish(_ known: T??) {
-        servedLock.lock()
-        defer { servedLock.unlock() }
-        servedKnown = known != nil
-        servedValue = known ?? nil
+        let value = (known ?? nil).map { Served($0) }
+        servedLock.withLock { _ in
+            served = value
+            servedAbsent = known != nil && value == nil
+        }
     }
+}
+
+/// A value a `.cache` ``StorageDelegate`` serves from memory (see `StorageDelegate.served`).
+@usableFromInline
+final class Served<T>: @unchecked Sendable {
+    // @unchecked Sendable: immutable once made, and `T` is Sendable (StorageDelegate requires it).
+    @usableFromInline let value: T
+
+    init(_ value: T) { self.value = value }
 }
 
 /// What a ``StorageDelegate`` remembers between calls.

@@ -130,7 +130,7 @@ public final class OidcClient: @unchecked Sendable {
         // a refresh runs only on a token this path would not return.)
         let path = config.validTokenPath
         // time(2), whole seconds as expiries are: a vDSO call, a tenth of what Date() costs.
-        if path.discovered, let storage = path.storage, let cached = try? await storage.get(),
+        if path.discovered, let storage = path.storage, let cached = try? await storage.tokenGet(),
            !cached.isExpired(threshold: path.threshold, now: Date(timeIntervalSince1970: Double(time(nil)))) {
             return .success(cached)
         }
