@@ -43,7 +43,7 @@ public struct OathCredential: Codable, Identifiable, Sendable, CustomStringConve
     public var lockingPolicy: String?
     /// Whether a policy locked the credential (no codes while locked).
     public var isLocked: Bool
-    let secretKey: String
+    var secretKey: String
 
     /// The base32 secret as the enrolment URI gave it. Handle with care: it is the credential.
     public var secret: String { secretKey }

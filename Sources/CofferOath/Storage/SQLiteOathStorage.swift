@@ -66,28 +66,39 @@ public final class SQLiteOathStorage: OathCounterStorage {
     /// Every readable credential, oldest first; a row that cannot be read is skipped.
     public func getAllOathCredentials() async throws -> [OathCredential] {
         try await run("retrieve credentials") {
-            let rows = try await database.read { db in
-                try Row.fetchAll(db, sql: StoredCredential.select + "ORDER BY created_at, id").map { row in
-                    Result { try StoredCredential(row) }.mapError { UnreadableRow(id: String.fromDatabaseValue(row[0]) ?? "?", reason: "\($0)") }
+            // One pass over the rows on the reader (a cursor decodes each row in place, where
+            // fetchAll would copy it first), then one trip to the key store for every secret,
+            // which is set on each credential where it lies.
+            let listing = try await database.read { db in
+                var listing = Listing()
+                let rows = try Row.fetchCursor(db, sql: StoredCredential.select + "ORDER BY created_at, id")
+                while let row = try rows.next() {
+                    do {
+                        let stored = try StoredCredential(row)
+                        listing.fields.append((stored.sealed, stored.credential.sealedSecretIdentity))
+                        listing.credentials.append(stored.credential)
+                    } catch {
+                        listing.unreadable.append(UnreadableRow(id: String.fromDatabaseValue(row[0]) ?? "?", reason: "\(error)"))
+                    }
                 }
+                return listing
             }
-            var readable: [StoredCredential] = []
-            for row in rows {
-                switch row {
-                case .success(let stored): readable.append(stored)
-                case .failure(let failure):
-                    logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
-                }
+            for failure in listing.unreadable {
+                logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
             }
-            let opened = await sealer.opening(readable.map { ($0.sealed, $0.credential.sealedSecretIdentity) })
-            return zip(readable, opened).compactMap { entry, secret in
+            var credentials = listing.credentials
+            var opens = true
+            var opened = [Bool](repeating: true, count: credentials.count)
+            for (index, secret) in await sealer.opening(listing.fields).enumerated() {
                 switch secret {
-                case .success(let text): return entry.credential.withSecret(text)
+                case .success(let text): credentials[index].secretKey = text
                 case .failure(let error):
-                    logger.w("Skipped an OATH credential whose secret does not open (\(entry.credential.id))", error: error)
-                    return nil
+                    logger.w("Skipped an OATH credential whose secret does not open (\(credentials[index].id))", error: error)
+                    opened[index] = false
+                    opens = false
                 }
             }
+            return opens ? credentials : credentials.indices.filter { opened[$0] }.map { credentials[$0] }
         }
     }
 
@@ -197,6 +208,14 @@ private struct StoredCredential: Sendable {
             createdAt: Date(timeIntervalSinceReferenceDate: created), imageURL: text(14), backgroundColor: text(15), policies: text(16),
             lockingPolicy: text(17), isLocked: Bool.fromDatabaseValue(row[18]) ?? false, secretKey: "")
     }
+}
+
+/// What a listing read: the credentials (secrets not yet set), their sealed secrets with their
+/// bindings, and the rows it could not read.
+private struct Listing: Sendable {
+    var credentials: [OathCredential] = []
+    var fields: [(sealed: Data, field: String)] = []
+    var unreadable: [UnreadableRow] = []
 }
 
 /// A row a listing could not read, and why.
