@@ -12,40 +12,45 @@ package enum RowBinding {
     /// `base`, the version, and `columns` as a JSON array of strings: unambiguous whatever the
     /// values contain, and the same bytes every time for the same values.
     package static func identity(_ base: String, columns: [String]) -> String {
-        var identity = String()
-        identity.reserveCapacity(base.utf8.count + 4 + columns.reduce(2) { $0 + $1.utf8.count + 3 })
-        identity += base
-        identity += "#v\(version)"
-        appendJSONArray(columns, to: &identity)
-        return identity
+        guard columns.allSatisfy(isPlain) else { return "\(base)#v\(version)" + jsonArray(columns) }
+        // Written into one buffer of the exact size, column by column: appending to a String
+        // checks and updates its encoding flags at every step, and appending a String's UTF-8
+        // view to an array walks it byte by byte; this was most of what a listing spent here.
+        var parts = [base, "#v\(version)["]
+        for (index, value) in columns.enumerated() {
+            parts.append(index == 0 ? "\"" : ",\"")
+            parts.append(value)
+            parts.append("\"")
+        }
+        parts.append("]")
+        let size = parts.reduce(0) { $0 + $1.utf8.count }
+        return String(unsafeUninitializedCapacity: size) { buffer in
+            var offset = 0
+            for var part in parts {
+                part.withUTF8 { bytes in
+                    guard let start = bytes.baseAddress, !bytes.isEmpty else { return }  // an empty column
+                    buffer.baseAddress!.advanced(by: offset).update(from: start, count: bytes.count)
+                    offset += bytes.count
+                }
+            }
+            return offset
+        }
     }
 
     /// `values` as Foundation's `JSONEncoder` writes a `[String]`, byte for byte (identities
     /// sealed since 0.2.0 must keep opening). Strings with nothing `JSONEncoder` escapes (a
-    /// quote, a backslash, a slash, a control character) are written directly, into one string
-    /// with room reserved, which is what makes listing thousands of rows fast; any other goes
-    /// through `JSONEncoder` itself.
+    /// quote, a backslash, a slash, a control character) are written directly, which is what
+    /// makes listing thousands of rows fast; any other goes through `JSONEncoder` itself.
     package static func jsonArray(_ values: [String]) -> String {
-        var array = String()
-        appendJSONArray(values, to: &array)
-        return array
+        guard values.allSatisfy(isPlain) else {
+            return (try? JSONEncoder().encode(values)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        }
+        return "[" + values.map { "\"" + $0 + "\"" }.joined(separator: ",") + "]"
     }
 
-    private static func appendJSONArray(_ values: [String], to text: inout String) {
-        let plain = values.allSatisfy { value in
-            value.utf8.allSatisfy { byte in byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "/") }
-        }
-        guard plain else {
-            text += (try? JSONEncoder().encode(values)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-            return
-        }
-        text += "["
-        for (index, value) in values.enumerated() {
-            text += index == 0 ? "\"" : ",\""
-            text += value
-            text += "\""
-        }
-        text += "]"
+    /// Whether `JSONEncoder` writes `value` as it is between quotes.
+    private static func isPlain(_ value: String) -> Bool {
+        value.utf8.allSatisfy { byte in byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "/") }
     }
 
     /// An optional column as a bound value: `-` for none, `=` and the value otherwise, so an

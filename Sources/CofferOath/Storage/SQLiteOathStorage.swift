@@ -71,10 +71,11 @@ public final class SQLiteOathStorage: OathCounterStorage {
             // which is set on each credential where it lies.
             let listing = try await database.read { db in
                 var listing = Listing()
-                let rows = try Row.fetchCursor(db, sql: StoredCredential.select + "ORDER BY created_at, id")
-                while let row = try rows.next() {
+                let statement = try db.makeStatement(sql: StoredCredential.select + "ORDER BY created_at, id")
+                let rows = try Row.fetchCursor(statement)
+                while let row = try rows.next() {  // `rows` lives through the loop (it resets the statement when it goes)
                     do {
-                        let stored = try StoredCredential(row)
+                        let stored = try StoredCredential(currentRowOf: statement)
                         listing.fields.append((stored.sealed, stored.credential.sealedSecretIdentity))
                         listing.credentials.append(stored.credential)
                     } catch {
@@ -156,7 +157,10 @@ public final class SQLiteOathStorage: OathCounterStorage {
 
     /// The stored row of credential `id`, or `nil`.
     private static func stored(_ db: Database, id: String) throws -> StoredCredential? {
-        try Row.fetchOne(db, sql: StoredCredential.select + "WHERE id = ?", arguments: [id]).map(StoredCredential.init)
+        let statement = try db.cachedStatement(sql: StoredCredential.select + "WHERE id = ?")
+        // The cursor resets the statement when it goes: it must outlive the reading.
+        let rows = try Row.fetchCursor(statement, arguments: [id])
+        return try withExtendedLifetime(rows) { try rows.next().map { _ in try StoredCredential(currentRowOf: statement) } }
     }
 
     /// The credential of `row`, its secret opened under the row's own binding.
@@ -189,16 +193,20 @@ private struct StoredCredential: Sendable {
     static let select = "SELECT id, user_id, resource_id, issuer, display_issuer, account_name, display_account_name, type, secret, "
         + "algorithm, digits, period, counter, created_at, image_url, background_color, policies, locking_policy, is_locked FROM mfa_oath_data "
 
-    /// A row selected with ``select``; a column of the wrong type or value is
+    /// The row `statement` (a ``select``) stands on; a column of the wrong type or value is
     /// ``OathStorageError/storageCorrupted(_:)`` (never a trap: each value is converted by
     /// its type's own `fromDatabaseValue`, which answers `nil` rather than stopping).
-    init(_ row: Row) throws {
-        func text(_ index: Int) -> String? { String.fromDatabaseValue(row[index]) }
-        func integer(_ index: Int) -> Int? { Int.fromDatabaseValue(row[index]) }
+    ///
+    /// The values are read straight from `statement`, the row's own (GRDB's generic column
+    /// decoding looked up type metadata at run time for every column of every row).
+    init(currentRowOf statement: Statement) throws {
+        func value(_ index: Int) -> DatabaseValue { DatabaseValue(sqliteStatement: statement.sqliteStatement, index: CInt(index)) }
+        func text(_ index: Int) -> String? { String.fromDatabaseValue(value(index)) }
+        func integer(_ index: Int) -> Int? { Int.fromDatabaseValue(value(index)) }
         let id = text(0) ?? ""
         guard let type = OathType(rawValue: (text(7) ?? "").lowercased()), let algorithm = OathAlgorithm(rawValue: text(9) ?? ""),
               let issuer = text(3), let accountName = text(5), let digits = integer(10), let period = integer(11), let counter = integer(12),
-              let created = Double.fromDatabaseValue(row[13]), let sealed = Data.fromDatabaseValue(row[8]) else {
+              let created = Double.fromDatabaseValue(value(13)), let sealed = Data.fromDatabaseValue(value(8)) else {
             throw OathStorageError.storageCorrupted("the row of \(id) has a column of the wrong type or value")
         }
         self.sealed = sealed
@@ -206,7 +214,7 @@ private struct StoredCredential: Sendable {
             id: id, userId: text(1), resourceId: text(2), issuer: issuer, displayIssuer: text(4), accountName: accountName,
             displayAccountName: text(6), oathType: type, oathAlgorithm: algorithm, digits: digits, period: period, counter: counter,
             createdAt: Date(timeIntervalSinceReferenceDate: created), imageURL: text(14), backgroundColor: text(15), policies: text(16),
-            lockingPolicy: text(17), isLocked: Bool.fromDatabaseValue(row[18]) ?? false, secretKey: "")
+            lockingPolicy: text(17), isLocked: Bool.fromDatabaseValue(value(18)) ?? false, secretKey: "")
     }
 }
 

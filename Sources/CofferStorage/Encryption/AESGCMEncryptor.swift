@@ -62,26 +62,26 @@ public struct AESGCMEncryptor: Encryptor {
     }
 
     public func decrypt(data: Data) async throws -> Data {
-        let envelope: SealedEnvelope
         let key: VersionedKey
         do {
-            envelope = try SealedEnvelope(parsing: data)
-            if let cached = openingKeys[envelope.keyID] {
+            let keyID = try SealedEnvelope.keyID(checking: data)
+            if let cached = openingKeys[keyID] {
                 key = cached
             } else {
-                guard let found = try await keyStore.key(for: keyAlias, id: envelope.keyID) else {
-                    throw EnvelopeError.unknownKey(alias: keyAlias, keyID: envelope.keyID)
+                guard let found = try await keyStore.key(for: keyAlias, id: keyID) else {
+                    throw EnvelopeError.unknownKey(alias: keyAlias, keyID: keyID)
                 }
-                openingKeys[envelope.keyID] = found
+                openingKeys[keyID] = found
                 key = found
             }
         } catch {
             throw EncryptorError.failedToDecrypt(cause: error)
         }
         do {
-            let box = try AES.GCM.SealedBox(
-                nonce: AES.GCM.Nonce(data: envelope.nonce), ciphertext: envelope.ciphertext, tag: envelope.tag)
-            return try AES.GCM.open(box, using: key.key, authenticating: envelope.header)
+            // After the header the envelope is AES-GCM's own combined form (nonce, ciphertext,
+            // tag), and the header as stored is the associated data: opened where it lies.
+            let box = try AES.GCM.SealedBox(combined: data.dropFirst(SealedEnvelope.headerSize))
+            return try AES.GCM.open(box, using: key.key, authenticating: data.prefix(SealedEnvelope.headerSize))
         } catch {
             throw EncryptorError.failedToDecrypt(cause: EnvelopeError.authenticationFailed)
         }

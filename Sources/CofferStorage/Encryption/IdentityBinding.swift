@@ -49,12 +49,12 @@ public enum IdentityBinding {
     ///     ``StorageError/identityMismatch(location:expected:found:)``.
     ///   - location: Where the data came from, for error messages.
     public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
-        let data = Data(data)
         let headerSize = magic.count + 2
+        let start = data.startIndex
         guard data.count >= headerSize, data.prefix(magic.count).elementsEqual(magic) else {
             throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
         }
-        let length = Int(data[magic.count]) << 8 | Int(data[magic.count + 1])
+        let length = Int(data[start + magic.count]) << 8 | Int(data[start + magic.count + 1])
         guard data.count >= headerSize + length else {
             throw .corrupted(location: location, reason: "the identity binding is truncated")
         }
@@ -62,10 +62,14 @@ public enum IdentityBinding {
         // `café` (NFD) would pass for `café` (NFC), another name, and another file. The name
         // found is made into text only when it differs (a listing opens thousands of fields).
         var expected = identity
-        let same = expected.withUTF8 { bytes in data[headerSize..<(headerSize + length)].elementsEqual(bytes) }
+        let same = expected.withUTF8 { name in
+            name.count == length && data.withUnsafeBytes { raw in
+                length == 0 || memcmp(raw.baseAddress! + headerSize, name.baseAddress!, length) == 0
+            }
+        }
         guard same else {
             throw .identityMismatch(location: location, expected: identity, found: try Self.identity(of: data, location: location))
         }
-        return data[(headerSize + length)...]
+        return data[(start + headerSize + length)...]
     }
 }

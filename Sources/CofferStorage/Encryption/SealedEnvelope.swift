@@ -66,6 +66,18 @@ public struct SealedEnvelope: Sendable, Equatable {
             tag: bytes.suffix(Self.tagSize))
     }
 
+    /// The key id of the envelope in `bytes`, after the checks ``init(parsing:)`` makes (size,
+    /// magic, version), without copying anything out: what opening needs before the key.
+    public static func keyID(checking bytes: Data) throws(EnvelopeError) -> UInt32 {
+        guard bytes.count >= minimumSize else { throw .truncated(length: bytes.count) }
+        let checked = bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<UInt32, EnvelopeError> in
+            guard raw.prefix(4).elementsEqual(magic) else { return .failure(.notAnEnvelope) }
+            guard raw[4] == currentVersion else { return .failure(.unsupportedVersion(raw[4])) }
+            return .success(raw[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        }
+        return try checked.get()
+    }
+
     /// The authenticated header: magic, version and key id.
     public var header: Data {
         var data = Data(Self.magic)

@@ -57,11 +57,11 @@ struct PingStorageBenchmark {
             _ = try AES.GCM.open(box, using: key)
         }
         report.add(Row(id: "P9", measurement: "\(label): retrieveOathCredential", coffer: retrieve, referenceName: "GRDB read + AES-GCM open",
-                       reference: floor, target: .ratioAtMost(1.5)))
+                       reference: floor, target: .ratioAtMost(1.3)))
         let all = try await measureEachAsync(count: quick ? 3 : 10) {
             guard try await storage.getAllOathCredentials().count == credentials else { throw BenchFailure("P9: a listing lost credentials") }
         }
-        report.add(Row(id: "P9", measurement: "\(label): getAllOathCredentials", coffer: all, target: .medianAtMost(50_000_000)))
+        report.add(Row(id: "P9", measurement: "\(label): getAllOathCredentials", coffer: all, target: .medianAtMost(30_000_000)))
     }
 
     // MARK: - P10
