@@ -49,8 +49,10 @@ enum FileName {
     static func validate(_ name: String) -> StorageError? {
         func invalid(_ reason: String) -> StorageError { .invalidName(name, reason: reason) }
         if name.isEmpty { return invalid("it is empty") }
-        if name.contains("/") { return invalid("it contains '/'; pass the folder as `directory` instead") }
-        if name.contains("\0") { return invalid("it contains a NUL character") }
+        // Byte searches: String.contains(String) is Foundation's text search, which cost more
+        // than the read it guards (docs/performance.md, P3).
+        if name.utf8.contains(UInt8(ascii: "/")) { return invalid("it contains '/'; pass the folder as `directory` instead") }
+        if name.utf8.contains(0) { return invalid("it contains a NUL character") }
         if name.hasPrefix(".") { return invalid("it starts with '.', which Coffer keeps for its lock and temporary files") }
         if name.utf8.count > 200 { return invalid("it is longer than 200 bytes") }
         return nil

@@ -30,6 +30,7 @@ struct DurableFile: Sendable {
     /// paths from URLs costs more than the system calls they are for).
     let path: String
     let directory: URL
+    let directoryPath: String
     let lockPath: String
     let temporaryPath: String
     /// What the file (and its directory) must satisfy before it is used.
@@ -43,6 +44,7 @@ struct DurableFile: Sendable {
         self.sizeLimit = sizeLimit
         self.path = url.path
         self.directory = url.deletingLastPathComponent()
+        self.directoryPath = directory.path
         // isDirectory: false, or Foundation looks at the disk to decide.
         self.lockPath = directory.appendingPathComponent(".\(url.lastPathComponent).lock", isDirectory: false).path
         self.temporaryPath = directory.appendingPathComponent(".\(url.lastPathComponent).tmp", isDirectory: false).path
@@ -60,14 +62,14 @@ struct DurableFile: Sendable {
 
     /// Removes the file. Removing a file that does not exist succeeds.
     func remove() throws {
-        guard try FileTrust.checkExistingDirectory(directory.path) else { return }
+        guard try FileTrust.checkExistingDirectory(directoryPath) else { return }
         try exclusively {
             unlink(temporaryPath)
             if unlink(path) == -1 {
                 if errno == ENOENT { return }
                 throw StorageError.io(operation: "delete", path: path, code: errno)
             }
-            try POSIX.syncDirectory(directory.path)
+            try POSIX.syncDirectory(directoryPath)
         }
     }
 
@@ -85,7 +87,7 @@ struct DurableFile: Sendable {
     // MARK: - Under the lock
 
     private func readUnlocked() throws(StorageError) -> Data? {
-        guard try FileTrust.checkExistingDirectory(directory.path),
+        guard try FileTrust.checkExistingDirectory(directoryPath),
               let fd = try FileTrust.openForReading(path, requirement) else { return nil }
         defer { close(fd) }
         var info = stat()
@@ -115,11 +117,11 @@ struct DurableFile: Sendable {
         }
         try POSIX.call("rename", path) { FileFaults.inject(.rename) { rename(temporary, path) } }
         renamed = true
-        try POSIX.syncDirectory(directory.path)
+        try POSIX.syncDirectory(directoryPath)
     }
 
     private func exclusively<R>(_ body: () throws -> R) throws -> R {
-        try FileTrust.prepareDirectory(directory)
+        try FileTrust.prepareDirectory(atPath: directoryPath)
         return try FileLock(path: lockPath).withExclusiveLock(body)
     }
 }

@@ -71,6 +71,12 @@ public enum FileTrust {
         try checkDirectory(url.path, creating: true)
     }
 
+    /// ``prepareDirectory(_:)`` for a path already worked out (making a path of a URL decodes
+    /// it again each time).
+    package static func prepareDirectory(atPath path: String) throws(StorageError) {
+        try checkDirectory(path, creating: true)
+    }
+
     /// Checks the directory at `path` when it exists; `false` when it does not.
     @discardableResult
     public static func checkExistingDirectory(_ path: String) throws(StorageError) -> Bool {
@@ -79,7 +85,7 @@ public enum FileTrust {
 
     @discardableResult
     private static func checkDirectory(_ path: String, creating: Bool) throws(StorageError) -> Bool {
-        let path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        let path = path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path
         if trustedDirectories.withLock({ $0.contains(path) }) { return true }
         // No other user may be able to swap any part of the path (which makes the cache above,
         // and opening files by path later, safe).
