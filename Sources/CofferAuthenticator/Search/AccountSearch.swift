@@ -20,10 +20,12 @@ public enum AccountSearch {
     public static func matches(_ query: String?, in accounts: [Account]) -> [Account] {
         guard let query, !query.trimmingCharacters(in: .whitespaces).isEmpty else { return accounts }
         let folded = fold(query)
+        // Once, not per account: String.contains(String) is Foundation's text search.
+        let spaced = folded.contains(": ")
         let exact = accounts.filter { account in
             [(account.shownIssuer, account.shownAccountName), (account.issuer, account.accountName)].contains { issuer, name in
                 // `Issuer: account` as printed splits at the first ": "; without a space, any ':' may.
-                folded == fold("\(issuer): \(name)") || (!folded.contains(": ") && folded == fold("\(issuer):\(name)"))
+                folded == fold("\(issuer): \(name)") || (!spaced && folded == fold("\(issuer):\(name)"))
             }
         }
         if !exact.isEmpty { return exact }
