@@ -61,6 +61,7 @@ static struct {
     void *(*variant_new)(const char *, ...);
     size_t (*variant_n_children)(void *);
     int (*variant_get_boolean)(void *);
+    int (*variant_is_of_type)(void *, const void *);
     void *(*service_get_secrets_for_dbus_paths_sync)(void *, const char **, void *, GErrorABI **);
     void (*connection_call)(void *, const char *, const char *, const char *, const char *, void *, const void *, int, int, void *,
                             void (*)(void *, void *, void *), void *);
@@ -140,6 +141,7 @@ static void load_library(void) {
     BIND(variant_new, "g_variant_new");
     BIND(variant_n_children, "g_variant_n_children");
     BIND(variant_get_boolean, "g_variant_get_boolean");
+    BIND(variant_is_of_type, "g_variant_is_of_type");
     BIND(service_get_secrets_for_dbus_paths_sync, "secret_service_get_secrets_for_dbus_paths_sync");
     BIND(connection_call, "g_dbus_connection_call");
     BIND(connection_call_finish, "g_dbus_connection_call_finish");
@@ -228,17 +230,19 @@ static int collection_state(void *service, void *cancellable, coffer_secret_erro
     // (a proxy object would fetch every property, the collection's list of items included).
     void *reply = api.connection_call_sync(api.proxy_get_connection(service), api.proxy_get_name(service),
                                            "/org/freedesktop/secrets/aliases/default", "org.freedesktop.DBus.Properties", "Get",
-                                           api.variant_new("(ss)", "org.freedesktop.Secret.Collection", "Locked"), NULL,
+                                           api.variant_new("(ss)", "org.freedesktop.Secret.Collection", "Locked"), "(v)",
                                            0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
     if (reply) {
         void *locked = reply_value(reply);
-        int state = api.variant_get_boolean(locked) ? COFFER_SECRET_LOCKED : COFFER_SECRET_OK;
+        int known = api.variant_is_of_type(locked, "b");
+        int state = known && !api.variant_get_boolean(locked) ? COFFER_SECRET_OK : COFFER_SECRET_LOCKED;
         api.variant_unref(locked);
         api.variant_unref(reply);
-        return state;
+        if (known) return state;  // otherwise ask the slower way below
+    } else {
+        api.error_free(gerror);
+        gerror = NULL;
     }
-    api.error_free(gerror);
-    gerror = NULL;
     // Otherwise the provider's object for the alias itself (what store uses). Any failure falls
     // back to resolving the alias, which tells "no collection" from an error.
     void *collection = api.collection_new_for_dbus_path_sync(service, "/org/freedesktop/secrets/aliases/default",
@@ -363,7 +367,8 @@ static void get_properties(void *service, char **paths, size_t count, const char
             in_flight++;
             api.connection_call(api.proxy_get_connection(service), api.proxy_get_name(service), paths[sent],
                                 "org.freedesktop.DBus.Properties", "Get", api.variant_new("(ss)", "org.freedesktop.Secret.Item", name),
-                                NULL, 0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, property_answered, &calls[sent]);
+                                "(v)" /* a GVariantType is its type string */, 0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable,
+                                property_answered, &calls[sent]);
             sent++;
         }
         api.main_context_iteration(context, 1);
@@ -399,17 +404,19 @@ static int read_items(void *service, char **paths, size_t count, int locked, int
             memset(item, 0, sizeof *item);
             item->locked = locked;
             void *label = load_labels ? reply_value(labels[i].reply) : NULL;
-            item->label = copy_string(label ? api.variant_get_string(label, NULL) : NULL);
+            item->label = copy_string(label && api.variant_is_of_type(label, "s") ? api.variant_get_string(label, NULL) : NULL);
             if (label) api.variant_unref(label);
             void *map = reply_value(attributes[i].reply);
-            size_t pairs = api.variant_n_children(map);
+            // A provider that answers with anything but a{ss} has no attributes Coffer can read.
+            size_t pairs = api.variant_is_of_type(map, "a{ss}") ? api.variant_n_children(map) : 0;
             item->keys = calloc(pairs ? pairs : 1, sizeof(char *));
             item->values = calloc(pairs ? pairs : 1, sizeof(char *));
             for (size_t p = 0; p < pairs; p++) {
                 void *entry = api.variant_get_child_value(map, p);
                 void *key = api.variant_get_child_value(entry, 0);
                 void *value = api.variant_get_child_value(entry, 1);
-                // libsecret adds xdg:schema to what it stores and leaves it out of what it reads back.
+                // gnome-keyring records xdg:schema on items stored without a schema (as Coffer
+                // stores them); it is not one of the item's attributes as given, so it is left out.
                 if (strcmp(api.variant_get_string(key, NULL), "xdg:schema") != 0) {
                     item->keys[item->attribute_count] = copy_string(api.variant_get_string(key, NULL));
                     item->values[item->attribute_count] = copy_string(api.variant_get_string(value, NULL));

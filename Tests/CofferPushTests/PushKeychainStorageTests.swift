@@ -53,12 +53,14 @@ struct PushKeychainStorageTests {
         #expect(books.map { $0.attributes["credentialId"] ?? "" }.sorted() == ["alice", "bob"])
         #expect(books.allSatisfy { !String(decoding: $0.secret ?? Data(), as: UTF8.self).contains("c2VjcmV0") }, "challenges sealed")
         #expect(try await storage.purgePushNotificationsByCount(maxCount: 1, credentialId: "alice") == 2)
-        #expect(try await storage.getAllPushNotifications().map(\.id) == ["b0", "a0"])
+        let left = try await storage.getAllPushNotifications()
+        #expect(left.map(\.id) == ["b0", "a0"], "\(left.map { "\($0.id) \($0.createdAt.timeIntervalSinceReferenceDate)" })")
         #expect(try await storage.removePushNotification(notificationId: "b0"))
         #expect(try await keyring.count(["service": prefix + ".notifications", "kind": "notifications"]) == 1, "an empty book is removed")
         // A notification stored again under another credential moves: one copy, in the new book.
         try await storage.storePushNotification(Self.notification("a0", of: "carol"))
-        #expect(try await storage.getAllPushNotifications().map(\.credentialId) == ["carol"])
+        let moved = try await storage.getAllPushNotifications()
+        #expect(moved.map(\.credentialId) == ["carol"], "\(moved.map { "\($0.id) of \($0.credentialId)" })")
         try await storage.clearPushNotifications()
         #expect(try await keyring.count(["service": prefix + ".notifications"]) == 0)
     }
@@ -96,7 +98,28 @@ struct PushKeychainStorageTests {
             let storage = Self.storage(prefix)
             #expect(try await storage.getAllPushNotifications().map(\.id).sorted() == expected, "after a kill at write \(killAt)")
             let items = try await SecretService().search(["service": prefix + ".notifications"], loadSecrets: false)
-            #expect(items.count == 4 && items.allSatisfy { $0.attributes["kind"] != nil }, "3 books and the mark, nothing old")
+            #expect(items.allSatisfy { $0.attributes["kind"] != nil }, "nothing old left, after a kill at write \(killAt)")
+            #expect(items.filter { $0.attributes["kind"] == "notifications" }.count == 3, "3 books, after a kill at write \(killAt)")
+            try await storage.clearPushNotifications()
+        }
+    }
+
+    @Test("a notification moved to another credential, the process killed before each keyring write: never in no book")
+    func killedDuringAMove() async throws {
+        let stress = try CofferProcess.builtExecutable("coffer-stress")
+        for killAt in 1...3 {
+            let prefix = Self.prefix()
+            let storage = Self.storage(prefix)
+            try await storage.storePushNotification(Self.notification("x", of: "alice"))
+            try await storage.storePushNotification(Self.notification("y", of: "alice"))
+            let run = try await CofferProcess.run(executable: stress, ["push-keychain-move", prefix, "x", "bob", String(killAt)])
+            #expect(run.status == (killAt <= 2 ? 128 + SIGKILL : 0), "kill at write \(killAt): \(run.stderr)")
+            let holders = try await storage.getAllPushNotifications().filter { $0.id == "x" }.map(\.credentialId).sorted()
+            let expected = switch killAt { case 1: ["alice"]; case 2: ["alice", "bob"]; default: ["bob"] }
+            #expect(holders == expected, "kill at write \(killAt)")
+            // The next store of the id leaves one copy.
+            try await storage.storePushNotification(Self.notification("x", of: "bob"))
+            #expect(try await storage.getAllPushNotifications().filter { $0.id == "x" }.map(\.credentialId) == ["bob"])
             try await storage.clearPushNotifications()
         }
     }
@@ -112,7 +135,7 @@ struct PushKeychainStorageTests {
         try await storage.clearPushNotifications()
     }
 
-    @Test("an item of notifications that cannot be opened: listings skip it, a store into it fails rather than replace it")
+    @Test("an item of notifications that cannot be opened: listings skip it, a store into it fails rather than replace it, other credentials go on")
     func unreadableItem() async throws {
         let prefix = Self.prefix()
         let storage = Self.storage(prefix)
@@ -125,7 +148,10 @@ struct PushKeychainStorageTests {
         #expect(try await storage.getAllPushNotifications().map(\.id) == ["b0"], "bob's value under alice's attributes does not open")
         await #expect(throws: PushStorageError.self) { try await storage.storePushNotification(Self.notification("a1", of: "alice")) }
         #expect(try await keyring.search(attributes).first?.secret == bob[0].secret, "left as it was")
-        await #expect(throws: PushStorageError.self) { try await storage.purgePushNotificationsByCount(maxCount: 0, credentialId: nil) }
+        // Other credentials go on: a store for bob, and a purge that takes what it can read.
+        try await storage.storePushNotification(Self.notification("b1", of: "bob"))
+        #expect(try await storage.purgePushNotificationsByCount(maxCount: 0, credentialId: nil) == 2)
+        #expect(try await keyring.search(attributes).first?.secret == bob[0].secret, "the damaged item is left as it was")
         try await storage.clearPushNotifications()
     }
 

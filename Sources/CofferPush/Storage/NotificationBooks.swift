@@ -65,57 +65,89 @@ final class NotificationBooks: Sendable {
 
     // MARK: - Reading
 
-    /// Every book that can be read; one that cannot is logged and skipped.
-    func readable() async throws -> [Book] {
-        try await ensureLayout()
-        var books: [Book] = []
-        for result in try await open(try await items.keyring.search(allBooks, loadLabels: false)) {
-            switch result {
-            case .success(let book): books.append(book)
-            case .failure(let error): logger.w("Skipped push notifications that cannot be read (\(service))", error: error)
-            }
-        }
-        return books
+    /// What a search for books found.
+    struct Shelf: Sendable {
+        /// The books that open, by credential; two items for one credential (the default
+        /// collection changed) are read as one, by notification id.
+        var books: [String: Book] = [:]
+        /// Credentials whose book is held by more than one item.
+        var copied: Set<String> = []
+        /// Credentials whose book does not open (damaged, or moved from another item).
+        var damaged: [String: any Error] = [:]
     }
 
-    /// Every notification that can be read.
-    func notifications() async throws -> [PushNotification] {
-        try await readable().flatMap(\.notifications)
-    }
-
-    /// Every book, for a change: one that cannot be read fails the change, so it is never
-    /// overwritten with less than it holds. Call inside the keyring lock.
-    func forChange() async throws -> [Book] {
-        try await open(try await items.keyring.search(allBooks, loadLabels: false)).map { try $0.get() }
-    }
-
-    /// The book of `credentialId` (empty when there is none), for a change.
-    func forChange(of credentialId: String) async throws -> Book {
-        let found = try await items.keyring.search(book(credentialId), loadLabels: false)
-        guard found.count <= 1 else { throw KeychainError.ambiguous(attributes: book(credentialId), count: found.count) }
-        return try await open(found).first.map { try $0.get() } ?? Book(credentialId: credentialId, notifications: [])
-    }
-
-    private func open(_ found: [SecretService.Item]) async throws -> [Result<Book, any Error>] {
-        var counts: [String: Int] = [:]
-        for item in found { counts[item.attributes["credentialId"] ?? "", default: 0] += 1 }
-        let sealed = try found.map { item throws -> (sealed: Data, field: String) in
-            guard !item.isLocked else { throw KeychainError.locked }
-            return (item.secret ?? Data(), field(item.attributes["credentialId"] ?? ""))
-        }
-        let texts = await items.openEach(sealed)
-        return zip(found, texts).map { item, text in
-            Result {
-                let credentialId = item.attributes["credentialId"] ?? ""
-                guard counts[credentialId] == 1 else {
-                    throw PushStorageError.storageFailure("the keyring holds \(counts[credentialId] ?? 0) books of notifications for one credential", nil)
-                }
+    /// The books of all credentials, or of one. A damaged book is named in ``Shelf/damaged``;
+    /// a keyring or key store that fails, or a locked item, fails the call (never read as "no
+    /// notifications").
+    func shelf(of credentialId: String? = nil) async throws -> Shelf {
+        let found = try await items.keyring.search(credentialId.map(book) ?? allBooks, loadLabels: false)
+        guard found.allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
+        let texts = await items.openEach(found.map { ($0.secret ?? Data(), field($0.attributes["credentialId"] ?? "")) })
+        var shelf = Shelf()
+        for (item, text) in zip(found, texts) {
+            let credentialId = item.attributes["credentialId"] ?? ""
+            do {
                 let notifications = try JSONDecoder().decode([PushNotification].self, from: Data(try text.get().utf8))
                 guard notifications.allSatisfy({ $0.credentialId == credentialId }) else {
                     throw PushStorageError.storageFailure("a book of notifications holds another credential's notification", nil)
                 }
-                return Book(credentialId: credentialId, notifications: notifications)
+                if var book = shelf.books[credentialId] {
+                    shelf.copied.insert(credentialId)
+                    let known = Set(book.notifications.map(\.id))
+                    book.notifications += notifications.filter { !known.contains($0.id) }
+                    shelf.books[credentialId] = book
+                } else {
+                    shelf.books[credentialId] = Book(credentialId: credentialId, notifications: notifications)
+                }
+            } catch where Self.isDamage(error) {
+                shelf.damaged[credentialId] = error
             }
+        }
+        return shelf
+    }
+
+    /// Every notification that opens; damaged books are logged and skipped.
+    func notifications() async throws -> [PushNotification] {
+        try await ensureLayout()
+        let shelf = try await shelf()
+        for (credentialId, error) in shelf.damaged {
+            logger.w("Skipped push notifications that cannot be read (\(service), credential \(credentialId))", error: error)
+        }
+        return shelf.books.values.flatMap(\.notifications)
+    }
+
+    /// The book of `credentialId` for a change: one that is damaged, or held by two items,
+    /// fails the change, so it is never overwritten with less than it holds.
+    func forChange(of credentialId: String) async throws -> Book {
+        let shelf = try await shelf(of: credentialId)
+        try Self.checkChangeable(credentialId, in: shelf)
+        return shelf.books[credentialId] ?? Book(credentialId: credentialId, notifications: [])
+    }
+
+    /// Throws when `credentialId`'s book cannot be changed safely.
+    static func checkChangeable(_ credentialId: String, in shelf: Shelf) throws {
+        if let error = shelf.damaged[credentialId] {
+            throw PushStorageError.storageFailure("the notifications of credential \(credentialId) cannot be read; nothing was changed", error)
+        }
+        if shelf.copied.contains(credentialId) {
+            throw PushStorageError.storageFailure(
+                "two keyring items hold the notifications of credential \(credentialId) (the default keyring changed?); "
+                    + "they are read together, and change again once one of them is removed", nil)
+        }
+    }
+
+    /// Whether `error` says a book's bytes are wrong (damaged, moved, not JSON), as opposed to
+    /// the keyring or the key store failing, which must reach the caller.
+    static func isDamage(_ error: any Error) -> Bool {
+        switch error {
+        case is SealedKeyringItems.Misplaced, is DecodingError, is PushStorageError: return true
+        case StorageError.decryptionFailed(_, let cause): return isDamage(cause)
+        case EncryptorError.failedToDecrypt(let cause?): return isDamage(cause)
+        case EncryptorError.failedToDecrypt(nil): return true
+        case let error as EnvelopeError:
+            if case .unknownKey = error { return false }
+            return true
+        default: return false
         }
     }
 
@@ -134,30 +166,28 @@ final class NotificationBooks: Sendable {
     }
 
     /// Removes a credential's book and any item of the older layout left for it; returns how
-    /// many notifications they held (a book that cannot be read is removed all the same, and
-    /// logged). Call inside the keyring lock.
+    /// many notifications they held (a damaged book is removed all the same, and logged). Call
+    /// inside the keyring lock.
     func removeAll(of credentialId: String) async throws -> Int {
-        let found = try await items.keyring.search(book(credentialId), loadLabels: false)
-        var held = 0
-        for result in try await open(found) {
-            switch result {
-            case .success(let book): held += book.notifications.count
-            case .failure(let error): logger.w("Removed push notifications that could not be read (\(service))", error: error)
-            }
+        let shelf = try await shelf(of: credentialId)
+        if let error = shelf.damaged[credentialId] {
+            logger.w("Removed push notifications that could not be read (\(service), credential \(credentialId))", error: error)
         }
-        let cleared = try await items.keyring.clear(everything(of: credentialId))
-        return held + max(0, cleared - found.count)
+        let items = try await items.keyring.search(book(credentialId), loadSecrets: false, loadLabels: false).count
+        let cleared = try await self.items.keyring.clear(everything(of: credentialId))
+        return (shelf.books[credentialId]?.notifications.count ?? 0) + max(0, cleared - items)
     }
 
     // MARK: - The older layout
 
-    /// Moves items of the older layout into books, once per keyring (see the type's documentation).
+    /// Moves items of the older layout into books, once per keyring (see the type's
+    /// documentation). Nothing is written where there is nothing to move.
     func ensureLayout() async throws {
         guard !layoutChecked.withLock({ $0 }) else { return }
-        if try await items.keyring.count(mark) == 0 {
+        if try await items.keyring.count(mark) == 0, try await !oldItems(loadSecrets: false).isEmpty {
             try await items.exclusively {
                 guard try await items.keyring.count(mark) == 0 else { return }
-                try await moveOldItems()
+                guard try await moveOldItems() else { return }  // some left for a later process
                 let sealed = try await items.seal("books/1", boundTo: markField)
                 try await items.keyring.store(sealed, attributes: mark, label: "Coffer push notifications: layout",
                                               contentType: "application/octet-stream")
@@ -166,31 +196,50 @@ final class NotificationBooks: Sendable {
         layoutChecked.withLock { $0 = true }
     }
 
-    private func moveOldItems() async throws {
-        let old = try await items.keyring.search(everything, loadLabels: false).filter { $0.attributes["kind"] == nil }
-        guard !old.isEmpty else { return }
+    private func oldItems(loadSecrets: Bool) async throws -> [SecretService.Item] {
+        try await items.keyring.search(everything, loadSecrets: loadSecrets, loadLabels: false).filter { $0.attributes["kind"] == nil }
+    }
+
+    /// Moves what opens; returns whether the layout is done (`false` when a credential's book
+    /// is damaged, so its old items stay where they are for a later try). An old item that is
+    /// itself damaged stays where it is, logged; a keyring or key store failure stops the move
+    /// before anything is deleted.
+    private func moveOldItems() async throws -> Bool {
+        let old = try await oldItems(loadSecrets: true)
+        guard old.allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
         let texts = await items.openEach(old.map { ($0.secret ?? Data(), "push/\(service)/\($0.attributes["account"] ?? "")") })
-        var moving: [String: [(id: String, notification: PushNotification)]] = [:]
+        var moving: [String: [PushNotification]] = [:]
+        var seen: Set<String> = []
         for (item, text) in zip(old, texts) {
             let id = item.attributes["account"] ?? ""
             do {
-                guard !item.isLocked else { throw KeychainError.locked }
                 let notification = try JSONDecoder().decode(PushNotification.self, from: Data(try text.get().utf8))
                 guard notification.id == id else { throw PushStorageError.storageFailure("the item holds the notification \(notification.id)", nil) }
-                moving[notification.credentialId, default: []].append((id, notification))
-            } catch {
+                // Two old items of one id (0.3 kept one per message id and notification id): the first is kept, both are removed.
+                if seen.insert(id).inserted { moving[notification.credentialId, default: []].append(notification) }
+            } catch where Self.isDamage(error) {
                 logger.w("Left a push notification of the older layout that cannot be read (\(service) \(id))", error: error)
             }
         }
-        for (credentialId, entries) in moving.sorted(by: { $0.key < $1.key }) {
-            var book = try await forChange(of: credentialId)
+        var done = true
+        var moved: Set<String> = []
+        for (credentialId, notifications) in moving.sorted(by: { $0.key < $1.key }) {
+            let shelf = try await shelf(of: credentialId)
+            do { try Self.checkChangeable(credentialId, in: shelf) } catch {
+                logger.w("Left the older items of credential \(credentialId) where they are (\(service))", error: error)
+                done = false
+                continue
+            }
+            var book = shelf.books[credentialId] ?? Book(credentialId: credentialId, notifications: [])
             let kept = Set(book.notifications.map(\.id))
-            book.notifications += entries.map(\.notification).filter { !kept.contains($0.id) }
+            book.notifications += notifications.filter { !kept.contains($0.id) }
             try await write(book)
+            moved.formUnion(notifications.map(\.id))
         }
-        for entries in moving.values {
-            for entry in entries { _ = try await items.keyring.clear(everything.merging(["account": entry.id]) { $1 }) }
+        for item in old where moved.contains(item.attributes["account"] ?? "") {
+            _ = try await items.keyring.clear(everything.merging(["account": item.attributes["account"] ?? ""]) { $1 })
         }
-        logger.i("Moved \(moving.values.map(\.count).reduce(0, +)) push notifications into one keyring item per credential (\(service))")
+        logger.i("Moved \(moved.count) push notifications into one keyring item per credential (\(service))")
+        return done
     }
 }

@@ -130,15 +130,20 @@ public final class PushKeychainStorage: PushStorage {
     /// out of another credential's book if it was there).
     public func storePushNotification(_ notification: PushNotification) async throws {
         try await changeNotifications("store notification") {
-            for var book in try await books.forChange() where book.credentialId != notification.credentialId {
-                guard book.notifications.contains(where: { $0.id == notification.id }) else { continue }
-                book.notifications.removeAll { $0.id == notification.id }
-                try await books.write(book)
-            }
-            var book = try await books.forChange(of: notification.credentialId)
+            let shelf = try await books.shelf()
+            try NotificationBooks.checkChangeable(notification.credentialId, in: shelf)
+            var book = shelf.books[notification.credentialId] ?? .init(credentialId: notification.credentialId, notifications: [])
             book.notifications.removeAll { $0.id == notification.id }
             book.notifications.append(notification)
             try await books.write(book)
+            // Then out of any other credential's book: a process stopped in between leaves a
+            // second copy, which the next store of this id removes, never no copy at all.
+            for var other in shelf.books.values where other.credentialId != notification.credentialId {
+                guard other.notifications.contains(where: { $0.id == notification.id }),
+                      (try? NotificationBooks.checkChangeable(other.credentialId, in: shelf)) != nil else { continue }
+                other.notifications.removeAll { $0.id == notification.id }
+                try await books.write(other)
+            }
         }
     }
 
@@ -282,16 +287,20 @@ public final class PushKeychainStorage: PushStorage {
     }
 
     /// Chooses notifications from the current books and rewrites the books they are in, so a
-    /// notification stored meanwhile is neither chosen from a stale list nor lost. Call inside
-    /// the keyring lock.
+    /// notification stored meanwhile is neither chosen from a stale list nor lost. A damaged
+    /// book is left as it is (logged): nothing in it can be chosen. Call inside the keyring lock.
     private func remove(_ choose: ([PushNotification]) -> [String]) async throws -> Int {
-        let current = try await books.forChange()
-        let chosen = Set(choose(current.flatMap(\.notifications)))
+        let shelf = try await books.shelf()
+        for (credentialId, error) in shelf.damaged {
+            logger.w("Left push notifications that cannot be read (\(notificationService), credential \(credentialId))", error: error)
+        }
+        let chosen = Set(choose(shelf.books.values.flatMap(\.notifications)))
         var removed = 0
-        for var book in current {
+        for var book in shelf.books.values.sorted(by: { $0.credentialId < $1.credentialId }) {
             let before = book.notifications.count
             book.notifications.removeAll { chosen.contains($0.id) }
             guard book.notifications.count < before else { continue }
+            try NotificationBooks.checkChangeable(book.credentialId, in: shelf)
             try await books.write(book)
             removed += before - book.notifications.count
         }

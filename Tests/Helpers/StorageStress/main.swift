@@ -27,6 +27,8 @@
 //                                                         this process) in PushKeychainStorage under PREFIX's services
 //   coffer-stress push-keychain-read PREFIX KILL_AT  lists PREFIX's notifications, killing itself (SIGKILL) just before
 //                                                         its KILL_AT-th keyring write (0: never); prints how many
+//   coffer-stress push-keychain-move PREFIX ID CREDENTIAL KILL_AT  stores notification ID (already stored under another
+//                                                         credential) under CREDENTIAL, killing itself before its KILL_AT-th keyring write
 //   coffer-stress postgres-save URL KEK WRITER COUNT       saves COUNT values; prints "ack N" once each is
 //                                                         acknowledged, retrying (while the server is down) until it is
 //
@@ -262,6 +264,23 @@ case "push-keychain-store", "push-keychain-read":
         }
     } catch {
         fail(["\(mode): \(error)"])
+    }
+
+case "push-keychain-move":
+    guard arguments.count == 5, let killAt = Int(arguments[4]) else { fail([usage]) }
+    let prefix = arguments[1]
+    let storage = PushKeychainStorage(credentialService: prefix + ".credentials", notificationService: prefix + ".notifications",
+                                      tokenService: prefix + ".tokens", timeout: .seconds(60))
+    let writes = Mutex(0)
+    do {
+        try await KeyringFaults.$beforeWrite.withValue({ _, _ in
+            if writes.withLock({ $0 += 1; return $0 }) == killAt { kill(getpid(), SIGKILL) }
+        }) {
+            try await storage.storePushNotification(PushNotification(
+                id: arguments[2], credentialId: arguments[3], ttl: 120, messageId: "m-" + arguments[2], challenge: "Y2hhbGxlbmdl", pushType: .challenge))
+        }
+    } catch {
+        fail(["push-keychain-move: \(error)"])
     }
 
 case "oath-hotp-keychain":
