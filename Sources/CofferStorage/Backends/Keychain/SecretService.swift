@@ -27,7 +27,7 @@ public struct SecretService: Sendable {
         case locked
     }
 
-    /// An item found by ``search(_:loadSecrets:)``.
+    /// An item found by ``search(_:loadSecrets:loadLabels:)``.
     public struct Item: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The item's attributes.
         public var attributes: [String: String]
@@ -95,6 +95,7 @@ public struct SecretService: Sendable {
     /// The items that have all of `attributes` (and perhaps others), in every collection.
     ///
     /// - Parameters:
+    ///   - attributes: What every item found has (equality; the Secret Service has no other query).
     ///   - loadSecrets: Whether to read the unlocked items' secrets (one call for all of them).
     ///   - loadLabels: Whether to read each item's label; without, ``Item/label`` is empty and
     ///     the search makes one call per item fewer.
@@ -104,7 +105,7 @@ public struct SecretService: Sendable {
         }
     }
 
-    /// How many items have all of `attributes`, locked or not. Cheaper than ``search(_:loadSecrets:)``
+    /// How many items have all of `attributes`, locked or not. Cheaper than ``search(_:loadSecrets:loadLabels:)``
     /// when the items themselves are not needed: nothing is loaded per item.
     public func count(_ attributes: [String: String]) async throws(KeychainError) -> Int {
         try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
