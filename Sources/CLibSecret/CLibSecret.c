@@ -438,23 +438,35 @@ static int read_items(void *service, char **paths, size_t count, int locked, int
     return status;
 }
 
+// Connects, and finds the paths of the items with these attributes in every collection, never
+// unlocking (locked items are listed as locked). On return *service is the connection (NULL when
+// none could be made), which the caller releases, and the path lists are the caller's to free.
+static int find_paths(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable, void **service,
+                      char ***unlocked, char ***locked, coffer_secret_error *error) {
+    *service = NULL;
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    *service = connect_service(cancellable, error);
+    if (!*service) return COFFER_SECRET_ERROR;
+    void *table = attribute_table(attributes, attribute_count);
+    GErrorABI *gerror = NULL;
+    api.service_search_for_dbus_paths_sync(*service, NULL, table, cancellable, unlocked, locked, &gerror);
+    api.hash_table_unref(table);
+    return gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
+}
+
 int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
                          int load_labels, void *cancellable, coffer_secret_item **items, size_t *item_count,
                          coffer_secret_error *error) {
     *items = NULL;
     *item_count = 0;
-    const char *failure = coffer_secret_load();
-    if (failure) return static_error(failure, error);
-    void *service = connect_service(cancellable, error);
-    if (!service) return COFFER_SECRET_ERROR;
-    // One call for the paths (every collection; never unlocking: locked items stay locked), two
-    // per item for its properties (sent together), one for all the unlocked items' secrets.
-    void *table = attribute_table(attributes, attribute_count);
+    // One call for the paths, two per item for its properties (sent together), one for all the
+    // unlocked items' secrets.
+    void *service = NULL;
     char **unlocked = NULL, **locked = NULL;
+    int status = find_paths(attributes, attribute_count, cancellable, &service, &unlocked, &locked, error);
+    if (!service) return status;
     GErrorABI *gerror = NULL;
-    api.service_search_for_dbus_paths_sync(service, NULL, table, cancellable, &unlocked, &locked, &gerror);
-    api.hash_table_unref(table);
-    int status = gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
     size_t count = path_count(unlocked) + path_count(locked);
     *items = calloc(count ? count : 1, sizeof(coffer_secret_item));
     size_t unlocked_count = path_count(unlocked);
@@ -540,20 +552,14 @@ int coffer_secret_clear(const coffer_secret_attribute *attributes, size_t attrib
 int coffer_secret_count(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
                         size_t *count, coffer_secret_error *error) {
     *count = 0;
-    const char *failure = coffer_secret_load();
-    if (failure) return static_error(failure, error);
-    void *service = connect_service(cancellable, error);
-    if (!service) return COFFER_SECRET_ERROR;
-    void *table = attribute_table(attributes, attribute_count);
+    void *service = NULL;
     char **unlocked = NULL, **locked = NULL;
-    GErrorABI *gerror = NULL;
-    api.service_search_for_dbus_paths_sync(service, NULL, table, cancellable, &unlocked, &locked, &gerror);
-    api.hash_table_unref(table);
-    api.object_unref(service);
+    int status = find_paths(attributes, attribute_count, cancellable, &service, &unlocked, &locked, error);
+    if (service) api.object_unref(service);
     *count = path_count(unlocked) + path_count(locked);
     api.strfreev(unlocked);
     api.strfreev(locked);
-    return gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
+    return status;
 }
 
 int coffer_secret_lock_default(void *cancellable, coffer_secret_error *error) {
