@@ -16,9 +16,13 @@ struct PushKeychainStorageTests {
 
     static func prefix() -> String { "org.coffer.tests.push.\(UUID().uuidString.prefix(8))" }
 
-    static func notification(_ id: String, of credentialId: String, minutesAgo: Double = 0, pending: Bool = true) -> PushNotification {
+    /// One instant the notifications' times are counted from: on a loaded machine a store can
+    /// take longer than a minute, and "one minute ago" taken at each call would not order them.
+    static let now = Date()
+
+    static func notification(_ id: String, of credentialId: String, minutesAgo: Double = 0, seconds: Double = 0, pending: Bool = true) -> PushNotification {
         PushNotification(id: id, credentialId: credentialId, ttl: 120, messageId: "message-" + id, challenge: "c2VjcmV0LWNoYWxsZW5nZS0" + id,
-                         pushType: .challenge, createdAt: Date(timeIntervalSinceNow: -minutesAgo * 60), pending: pending)
+                         pushType: .challenge, createdAt: now.addingTimeInterval(seconds - minutesAgo * 60), pending: pending)
     }
 
     /// Writes notifications as Coffer 0.3 kept them: one sealed item each, bound to `push/<service>/<id>`.
@@ -47,7 +51,7 @@ struct PushKeychainStorageTests {
         let prefix = Self.prefix()
         let storage = Self.storage(prefix)
         for index in 0..<3 { try await storage.storePushNotification(Self.notification("a\(index)", of: "alice", minutesAgo: Double(index))) }
-        try await storage.storePushNotification(Self.notification("b0", of: "bob"))
+        try await storage.storePushNotification(Self.notification("b0", of: "bob", seconds: 1))
         let keyring = SecretService()
         let books = try await keyring.search(["service": prefix + ".notifications", "kind": "notifications"])
         #expect(books.map { $0.attributes["credentialId"] ?? "" }.sorted() == ["alice", "bob"])
