@@ -16,7 +16,6 @@ typedef struct GListABI { void *data; struct GListABI *next; struct GListABI *pr
 enum {
     SERVICE_OPEN_SESSION = 1 << 1,
     SEARCH_ALL = 1 << 1,
-    SEARCH_LOAD_SECRETS = 1 << 3,
     COLLECTION_NONE = 0,
 };
 
@@ -31,7 +30,6 @@ static struct {
     void (*object_unref)(void *);
     void (*error_free)(GErrorABI *);
     const char *(*quark_to_string)(uint32_t);
-    void (*g_free)(void *);
     void *(*cancellable_new)(void);
     void (*cancellable_cancel)(void *);
 
@@ -113,7 +111,6 @@ static void load_library(void) {
     BIND(object_unref, "g_object_unref");
     BIND(error_free, "g_error_free");
     BIND(quark_to_string, "g_quark_to_string");
-    BIND(g_free, "g_free");
     BIND(cancellable_new, "g_cancellable_new");
     BIND(cancellable_cancel, "g_cancellable_cancel");
     BIND(service_get_sync, "secret_service_get_sync");
@@ -322,17 +319,17 @@ static size_t path_count(char **paths) {
 
 
 /// Every item, in every collection, with these attributes (a list of SecretItem the caller
-/// unrefs and frees). Never SEARCH_UNLOCK: locked items are returned locked, nothing prompts.
-static int find_items(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
-                      void *cancellable, GListABI **found, coffer_secret_error *error) {
+/// unrefs and frees), for deleting them. Never SEARCH_UNLOCK: locked items are returned locked,
+/// nothing prompts.
+static int find_items(const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable, GListABI **found,
+                      coffer_secret_error *error) {
     const char *failure = coffer_secret_load();
     if (failure) return static_error(failure, error);
     void *service = connect_service(cancellable, error);
     if (!service) return COFFER_SECRET_ERROR;
     void *table = attribute_table(attributes, attribute_count);
     GErrorABI *gerror = NULL;
-    int flags = SEARCH_ALL | (load_secrets ? SEARCH_LOAD_SECRETS : 0);
-    *found = api.service_search_sync(service, NULL, table, flags, cancellable, &gerror);
+    *found = api.service_search_sync(service, NULL, table, SEARCH_ALL, cancellable, &gerror);
     api.hash_table_unref(table);
     api.object_unref(service);
     return gerror ? take_error(gerror, error) : COFFER_SECRET_OK;
@@ -471,9 +468,7 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     *items = calloc(count ? count : 1, sizeof(coffer_secret_item));
     size_t unlocked_count = path_count(unlocked);
     if (status == COFFER_SECRET_OK) status = read_items(service, unlocked, unlocked_count, 0, load_labels, cancellable, *items, error);
-    if (status == COFFER_SECRET_OK) *item_count = unlocked_count;
     if (status == COFFER_SECRET_OK) status = read_items(service, locked, count - unlocked_count, 1, load_labels, cancellable, *items + unlocked_count, error);
-    if (status == COFFER_SECRET_OK) *item_count = count;
     if (status == COFFER_SECRET_OK && load_secrets && unlocked_count > 0) {
         void *secrets = api.service_get_secrets_for_dbus_paths_sync(service, (const char **)unlocked, cancellable, &gerror);
         if (!secrets) {
@@ -498,10 +493,11 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     api.strfreev(unlocked);
     api.strfreev(locked);
     api.object_unref(service);
-    if (status != COFFER_SECRET_OK) {
+    if (status == COFFER_SECRET_OK) {
+        *item_count = count;
+    } else {
         coffer_secret_items_free(*items, count);  // entries not reached are still zeroed
         *items = NULL;
-        *item_count = 0;
     }
     return status;
 }
@@ -528,7 +524,7 @@ int coffer_secret_clear(const coffer_secret_attribute *attributes, size_t attrib
                         size_t *deleted, coffer_secret_error *error) {
     *deleted = 0;
     GListABI *found = NULL;
-    int result = find_items(attributes, attribute_count, 0, cancellable, &found, error);
+    int result = find_items(attributes, attribute_count, cancellable, &found, error);
     if (result != COFFER_SECRET_OK) return result;
 
     GErrorABI *gerror = NULL;

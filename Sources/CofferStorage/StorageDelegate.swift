@@ -22,8 +22,8 @@ import Synchronization
 /// operation of the same instance from inside it, because the lock is not re-entrant.
 open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, CustomReflectable, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is `memory`, read and written only while `lock` is
-    // held (see `withLock`), and `served`, read and written only while `servedLock` is held.
-    // Everything else is immutable.
+    // held (see `withLock`), and `served`/`servedAbsent`, read and written only while
+    // `servedLock` is held. Everything else is immutable.
 
     /// The storage this delegate forwards to.
     public let delegate: any Storage<T>
@@ -38,8 +38,9 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, Cu
     private let lock = AsyncLock()
     private var memory = MemoryCopy<T>()
     /// With ``CacheStrategy/cache``: the answer `get()` may give without taking `lock`, if one
-    /// is known (a value, or `servedAbsent`: nothing stored). Every `save` and `delete` clears it before it starts, so a `get` that begins
-    /// after a write began waits for that write as it always did.
+    /// is known (a value, or `servedAbsent`: nothing stored). Every `save` and `delete` clears
+    /// it before it starts, so a `get` that begins after a write began waits for that write as
+    /// it always did.
     ///
     /// Why a class reference behind a `Mutex<Void>`, not a `Mutex<T??>`: this code is
     /// unspecialised (generic over `T`, called from other modules), and there every use of
@@ -215,8 +216,7 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, Cu
 
 /// A value a `.cache` ``StorageDelegate`` serves from memory (see `StorageDelegate.served`).
 @usableFromInline
-final class Served<T>: @unchecked Sendable {
-    // @unchecked Sendable: immutable once made, and `T` is Sendable (StorageDelegate requires it).
+final class Served<T: Sendable>: Sendable {
     @usableFromInline let value: T
 
     init(_ value: T) { self.value = value }

@@ -88,7 +88,6 @@ public final class SQLiteOathStorage: OathCounterStorage {
                 logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
             }
             var credentials = listing.credentials
-            var opens = true
             var opened = [Bool](repeating: true, count: credentials.count)
             for (index, secret) in await sealer.opening(listing.fields).enumerated() {
                 switch secret {
@@ -96,10 +95,9 @@ public final class SQLiteOathStorage: OathCounterStorage {
                 case .failure(let error):
                     logger.w("Skipped an OATH credential whose secret does not open (\(credentials[index].id))", error: error)
                     opened[index] = false
-                    opens = false
                 }
             }
-            return opens ? credentials : credentials.indices.filter { opened[$0] }.map { credentials[$0] }
+            return opened.contains(false) ? credentials.indices.filter { opened[$0] }.map { credentials[$0] } : credentials
         }
     }
 

@@ -37,7 +37,8 @@ final class NotificationBooks: Sendable {
     private let accessGroup: String
     private let items: SealedKeyringItems
     private let logger: any CofferMFACommons.Logger
-    /// Set once this process has seen the layout mark, so the check costs one search per process.
+    /// Set once this process has found nothing of the older layout left (or moved it), so the
+    /// check costs one search per process.
     private let layoutChecked = Mutex(false)
 
     init(service: String, accessGroup: String, items: SealedKeyringItems, logger: any CofferMFACommons.Logger) {
@@ -74,6 +75,8 @@ final class NotificationBooks: Sendable {
         var copied: Set<String> = []
         /// Credentials whose book does not open (damaged, or moved from another item).
         var damaged: [String: any Error] = [:]
+        /// How many keyring items the search found.
+        var items = 0
     }
 
     /// The books of all credentials, or of one. A damaged book is named in ``Shelf/damaged``;
@@ -83,7 +86,7 @@ final class NotificationBooks: Sendable {
         let found = try await items.keyring.search(credentialId.map(book) ?? allBooks, loadLabels: false)
         guard found.allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
         let texts = await items.openEach(found.map { ($0.secret ?? Data(), field($0.attributes["credentialId"] ?? "")) })
-        var shelf = Shelf()
+        var shelf = Shelf(items: found.count)
         for (item, text) in zip(found, texts) {
             let credentialId = item.attributes["credentialId"] ?? ""
             do {
@@ -114,14 +117,6 @@ final class NotificationBooks: Sendable {
             logger.w("Skipped push notifications that cannot be read (\(service), credential \(credentialId))", error: error)
         }
         return shelf.books.values.flatMap(\.notifications)
-    }
-
-    /// The book of `credentialId` for a change: one that is damaged, or held by two items,
-    /// fails the change, so it is never overwritten with less than it holds.
-    func forChange(of credentialId: String) async throws -> Book {
-        let shelf = try await shelf(of: credentialId)
-        try Self.checkChangeable(credentialId, in: shelf)
-        return shelf.books[credentialId] ?? Book(credentialId: credentialId, notifications: [])
     }
 
     /// Throws when `credentialId`'s book cannot be changed safely.
@@ -173,9 +168,8 @@ final class NotificationBooks: Sendable {
         if let error = shelf.damaged[credentialId] {
             logger.w("Removed push notifications that could not be read (\(service), credential \(credentialId))", error: error)
         }
-        let items = try await items.keyring.search(book(credentialId), loadSecrets: false, loadLabels: false).count
-        let cleared = try await self.items.keyring.clear(everything(of: credentialId))
-        return (shelf.books[credentialId]?.notifications.count ?? 0) + max(0, cleared - items)
+        let cleared = try await items.keyring.clear(everything(of: credentialId))
+        return (shelf.books[credentialId]?.notifications.count ?? 0) + max(0, cleared - shelf.items)
     }
 
     // MARK: - The older layout

@@ -105,12 +105,9 @@ public final class PushKeychainStorage: PushStorage {
 
     /// Removes the credential and its notifications, under the keyring's lock.
     public func removePushCredential(credentialId: String) async throws -> Bool {
-        try await run("remove credential") {
-            try await books.ensureLayout()
-            return try await items.exclusively {
-                _ = try await books.removeAll(of: credentialId)
-                return try await items.keyring.clear(attributes(credentialService, id: credentialId)) > 0
-            }
+        try await changeNotifications("remove credential") {
+            _ = try await books.removeAll(of: credentialId)
+            return try await items.keyring.clear(attributes(credentialService, id: credentialId)) > 0
         }
     }
 
@@ -231,18 +228,18 @@ public final class PushKeychainStorage: PushStorage {
 
     // MARK: - Items
 
-    private func attributes(_ service: String, id: String? = nil, extra: [String: String] = [:]) -> [String: String] {
-        var attributes = extra.merging(["service": service, "accessGroup": accessGroup ?? ""]) { $1 }
+    private func attributes(_ service: String, id: String? = nil) -> [String: String] {
+        var attributes = ["service": service, "accessGroup": accessGroup ?? ""]
         attributes["account"] = id
         return attributes
     }
 
     private func field(_ service: String, _ id: String) -> String { "push/\(service)/\(id)" }
 
-    private func store(_ value: some Encodable, service: String, id: String, extra: [String: String] = [:]) async throws {
+    private func store(_ value: some Encodable, service: String, id: String) async throws {
         let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
         let sealed = try await items.seal(json, boundTo: field(service, id))
-        try await items.keyring.store(sealed, attributes: attributes(service, id: id, extra: extra),
+        try await items.keyring.store(sealed, attributes: attributes(service, id: id),
                                       label: "Coffer push record (\(service))", contentType: "application/octet-stream")
     }
 
@@ -251,9 +248,9 @@ public final class PushKeychainStorage: PushStorage {
         return try await open(type, item, service: service, id: id)
     }
 
-    private func readAll<T: Decodable & Identifiable>(_ type: T.Type, service: String, extra: [String: String] = [:]) async throws -> [T] where T.ID == String {
+    private func readAll<T: Decodable & Identifiable>(_ type: T.Type, service: String) async throws -> [T] where T.ID == String {
         var values: [T] = []
-        for item in try await items.keyring.search(attributes(service, extra: extra), loadLabels: false) {
+        for item in try await items.keyring.search(attributes(service), loadLabels: false) {
             let id = item.attributes["account"] ?? ""
             do { values.append(try await open(type, item, service: service, id: id)) } catch {
                 logger.w("Skipped a push record that cannot be read (\(service) \(id))", error: error)

@@ -52,14 +52,10 @@ public struct SealedEnvelope: Sendable, Equatable {
     /// the envelope is opened.
     public init(parsing bytes: Data) throws(EnvelopeError) {
         let bytes = Data(bytes)  // rebase indices at 0
-        guard bytes.count >= Self.minimumSize else { throw .truncated(length: bytes.count) }
-        guard Array(bytes.prefix(4)) == Self.magic else { throw .notAnEnvelope }
-        let version = bytes[4]
-        guard version == Self.currentVersion else { throw .unsupportedVersion(version) }
-        let keyID = bytes[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let keyID = try Self.keyID(checking: bytes)
         let nonceEnd = Self.headerSize + Self.nonceSize
         self.init(
-            version: version,
+            version: Self.currentVersion,
             keyID: keyID,
             nonce: bytes[Self.headerSize..<nonceEnd],
             ciphertext: bytes[nonceEnd..<(bytes.count - Self.tagSize)],

@@ -68,7 +68,7 @@ public enum FileTrust {
     /// (with any missing parents, also 0700); when it exists it must be owned by you and not
     /// writable by group or others.
     public static func prepareDirectory(_ url: URL) throws(StorageError) {
-        try checkDirectory(url.path, creating: true)
+        try prepareDirectory(atPath: url.path)
     }
 
     /// ``prepareDirectory(_:)`` for a path already worked out (making a path of a URL decodes
