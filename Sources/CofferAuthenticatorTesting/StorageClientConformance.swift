@@ -59,6 +59,8 @@ public struct StorageClientConformance: Sendable {
         locked.lockingPolicy = "deviceTampering"
         try expect(client.setAccount(account: locked), "accounts", "updating an account returned false")
         try expect(client.getAllAccounts() == [locked], "accounts", "an update did not replace the account: \(client.getAllAccounts().count) accounts")
+        try expect(client.getAllAccountNames() == [AccountNames(account)], "accounts",
+                   "getAllAccountNames did not give the account's names, shown ones included")
         try expect(client.removeAccount(account: locked), "accounts", "removeAccount returned false")
         try expect(client.getAccount(accountIdentifier: account.identifier) == nil, "accounts", "a removed account is still found")
         try expect(client.isEmpty(), "accounts", "isEmpty is false after removing everything")
@@ -94,6 +96,8 @@ public struct StorageClientConformance: Sendable {
         client.setAccount(account: first)
         client.setAccount(account: second)
         try expect(client.getAllAccounts().count == 2, "identifiers", "two accounts whose joined names collide were merged")
+        try expect(client.getAllAccountNames() == client.getAllAccounts().map(AccountNames.init), "identifiers",
+                   "getAllAccountNames differs from the names of getAllAccounts: \(client.getAllAccountNames().map(\.identifier))")
         try expect(client.getAccount(accountIdentifier: first.identifier) == first, "identifiers", "wrong account for \(first.identifier)")
         try expect(client.getAccount(accountIdentifier: second.identifier) == second, "identifiers", "wrong account for \(second.identifier)")
     }

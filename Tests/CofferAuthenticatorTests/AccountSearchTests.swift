@@ -42,4 +42,22 @@ struct AccountSearchTests {
         #expect(client.entries(matching: "GitHub: alice").count == 1)
         #expect(AccountSearch.sorted(client.entries(matching: nil)).map(\.account.shownIssuer).first == "a:b")
     }
+
+    @Test("matching names alone gives what matching whole accounts gives, query by query")
+    func namesAlone() throws {
+        let client = try Self.client()
+        let alice = try #require(client.entries(matching: "GitHub: alice").first)
+        _ = try client.rename(alice.account, issuer: "Work  Code", accountName: "ÄLICE ")
+        let accounts = client.entries(matching: nil).map(\.account)
+        let names = accounts.map(AccountNames.init)
+        for query in ["github", "GITHUB: BOB", "github:bob", "jurgen", "Jürgen Bank: jürgen", "a:b: c", "a:b:c", "work  code: älice",
+                      "alice", "  bob  ", "ｇｉｔｈｕｂ", "Code", "nothing", "", ":", ": ", "a"] {
+            let fromAccounts = AccountSearch.matches(query, in: accounts).map(\.identifier)
+            let fromNames = AccountSearch.matches(query, in: names).map(\.identifier)
+            #expect(fromNames == fromAccounts, "query \(query)")
+            #expect(client.entries(matching: query).map(\.account.identifier) == fromAccounts, "query \(query)")
+        }
+        #expect(AccountSearch.matches("work  code: alice", in: names).count == 1, "renamed names fold as typed")
+        #expect(AccountSearch.matches("  GITHUB  ", in: names).count == 2, "the issuer's names count beside the shown ones")
+    }
 }

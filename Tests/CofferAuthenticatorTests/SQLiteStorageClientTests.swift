@@ -75,6 +75,30 @@ struct SQLiteStorageClientTests {
         #expect(rows == 2, "the unreadable row is kept")
     }
 
+    @Test("account names are read alone, in the listing's order; a row whose name is not text is counted and left, never guessed")
+    func accountNames() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let client = try makeClient(path)
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let accounts = [Account(issuer: "B", accountName: "x", timeAdded: start),
+                        Account(issuer: "A", accountName: "y", displayIssuer: "Shown", displayAccountName: "Name", timeAdded: start.addingTimeInterval(1)),
+                        Account(issuer: "C", accountName: "z", timeAdded: start.addingTimeInterval(2), policies: "{}")]
+        for account in accounts { client.setAccount(account: account) }
+        #expect(client.getAllAccountNames() == accounts.map(AccountNames.init))
+        #expect(client.getAllAccountNames().map(\.shownIssuer) == ["B", "Shown", "C"])
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE account SET displayAccountName = x'00ff' WHERE issuer = 'B'") }
+        #expect(client.getAllAccountNames().map(\.issuer) == ["A", "C"])
+        #expect(client.unreadableRecordCount == 1)
+        // Damage elsewhere in a row does not hide its names: the whole read reports it.
+        try queue.write { db in try db.execute(sql: "UPDATE account SET isLocked = 'yes' WHERE issuer = 'C'") }
+        #expect(client.getAllAccountNames().map(\.issuer) == ["A", "C"])
+        #expect(client.getAccount(accountIdentifier: accounts[2].identifier) == nil)
+        #expect(client.unreadableRecordCount == 2)
+    }
+
     @Test("opening with the wrong key reads nothing and says so")
     func wrongKey() throws {
         let directory = TemporaryDirectory()

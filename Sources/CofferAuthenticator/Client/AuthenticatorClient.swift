@@ -121,7 +121,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
         return try holdingNames { () throws(AuthenticatorError) in try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
-            if existing == nil, let other = Self.listedAlike(parsed.account, in: storage.getAllAccounts()) {
+            if existing == nil, let other = Self.listedAlike(parsed.account, in: storage.getAllAccountNames()) {
                 throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
             }
             try insert(parsed.mechanisms, into: storage, accountIsNew: existing == nil)
@@ -137,7 +137,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
 
     /// The stored account, other than `account` itself, that shows `account`'s names (a renamed
     /// one): a new account must not be listed alike.
-    static func listedAlike(_ account: Account, in accounts: [Account]) -> Account? {
+    static func listedAlike(_ account: Account, in accounts: [AccountNames]) -> AccountNames? {
         listedAlike(issuer: account.shownIssuer, accountName: account.shownAccountName, except: account.identifier, in: accounts)
     }
 
@@ -145,7 +145,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// `issuer: accountName` by the names it shows or the ones its issuer gave, compared as
     /// queries compare them (case, accents and width folded): two such accounts could not be
     /// told apart by a query.
-    static func listedAlike(issuer: String, accountName: String, except: String?, in accounts: [Account]) -> Account? {
+    static func listedAlike(issuer: String, accountName: String, except: String?, in accounts: [AccountNames]) -> AccountNames? {
         let wanted = AccountSearch.listingKey(issuer: issuer, name: accountName)
         return accounts.first { other in
             other.identifier != except
@@ -196,7 +196,7 @@ public final class AuthenticatorClient: @unchecked Sendable {
         }
         return try holdingNames { () throws(AuthenticatorError) in try withStorage { (storage) throws(AuthenticatorError) in
             let existing = storage.getAccount(accountIdentifier: parsed.account.identifier)
-            if existing == nil, let other = Self.listedAlike(parsed.account, in: storage.getAllAccounts()) {
+            if existing == nil, let other = Self.listedAlike(parsed.account, in: storage.getAllAccountNames()) {
                 throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
             }
             let current = existing.map { storage.getMechanismsForAccount(account: $0) } ?? []
@@ -410,6 +410,11 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// Every stored account, without what belongs to them.
     func allAccounts() -> [Account] {
         lock.withLock { storage.getAllAccounts() }
+    }
+
+    /// Every stored account's names (``StorageClient/getAllAccountNames()``).
+    func allAccountNames() -> [AccountNames] {
+        lock.withLock { storage.getAllAccountNames() }
     }
 
     /// Removes `account` with all its mechanisms and their notifications from storage (not just

@@ -18,25 +18,39 @@ import Foundation
 public enum AccountSearch {
     /// The accounts among `accounts` that `query` names (all of them for `nil` or blank).
     public static func matches(_ query: String?, in accounts: [Account]) -> [Account] {
-        guard let query, !query.trimmingCharacters(in: .whitespaces).isEmpty else { return accounts }
+        matching(query, in: accounts) { AccountNames($0) }
+    }
+
+    /// The names among `names` that `query` names (all of them for `nil` or blank): the same
+    /// rules, for ``StorageClient/getAllAccountNames()``.
+    public static func matches(_ query: String?, in names: [AccountNames]) -> [AccountNames] {
+        matching(query, in: names) { $0 }
+    }
+
+    private static func matching<Listed>(_ query: String?, in listed: [Listed], names: (Listed) -> AccountNames) -> [Listed] {
+        guard let query, !query.trimmingCharacters(in: .whitespaces).isEmpty else { return listed }
         let folded = fold(query)
         // Once, not per account: String.contains(String) is Foundation's text search.
         let spaced = folded.contains(": ")
-        let exact = accounts.filter { account in
-            [(account.shownIssuer, account.shownAccountName), (account.issuer, account.accountName)].contains { issuer, name in
+        let all = listed.map(names)
+        let exact = all.indices.filter { index in
+            let account = all[index]
+            return [(account.shownIssuer, account.shownAccountName), (account.issuer, account.accountName)].contains { issuer, name in
                 // `Issuer: account` as printed splits at the first ": "; without a space, any ':' may.
                 folded == fold("\(issuer): \(name)") || (!spaced && folded == fold("\(issuer):\(name)"))
             }
         }
-        if !exact.isEmpty { return exact }
-        let whole = accounts.filter { account in
-            [account.issuer, account.accountName, account.shownIssuer, account.shownAccountName].contains { fold($0) == folded }
+        if !exact.isEmpty { return exact.map { listed[$0] } }
+        let whole = all.indices.filter { index in
+            let account = all[index]
+            return [account.issuer, account.accountName, account.shownIssuer, account.shownAccountName].contains { fold($0) == folded }
         }
-        if !whole.isEmpty { return whole }
-        return accounts.filter { account in
-            [account.issuer, account.accountName, account.shownIssuer, account.shownAccountName, "\(account.shownIssuer): \(account.shownAccountName)"]
+        if !whole.isEmpty { return whole.map { listed[$0] } }
+        return all.indices.filter { index in
+            let account = all[index]
+            return [account.issuer, account.accountName, account.shownIssuer, account.shownAccountName, "\(account.shownIssuer): \(account.shownAccountName)"]
                 .contains { fold($0).contains(folded) }
-        }
+        }.map { listed[$0] }
     }
 
     /// The identifiers `query` may name exactly, split at each of its `:` (`Issuer:account` as
@@ -78,14 +92,25 @@ public enum AccountSearch {
     }
 
     /// Case-, accent- and width-insensitive, surrounding whitespace trimmed. ASCII text (most
-    /// names) takes a short way: Foundation's folding cost 90% of matching 1,000 accounts.
+    /// names) takes a short way, written byte by byte into the new string: Foundation's
+    /// folding cost 90% of matching 1,000 accounts.
     static func fold(_ text: String) -> String {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            var bytes = Array(text.utf8)
-            while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
-            let start = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
-            return String(decoding: bytes[start...].map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        var text = text
+        let ascii = text.withUTF8 { bytes -> String? in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            var start = 0
+            var end = bytes.count
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            return String(unsafeUninitializedCapacity: end - start) { folded in
+                for offset in 0..<(end - start) {
+                    let byte = bytes[start + offset]
+                    folded[offset] = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+                }
+                return end - start
+            }
         }
+        if let ascii { return ascii }
         return text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
             .trimmingCharacters(in: .whitespaces)
     }
@@ -95,16 +120,22 @@ extension AuthenticatorClient {
     /// The accounts `query` names (``AccountSearch``), with their mechanisms and notifications;
     /// every account for `nil`.
     ///
-    /// Every account is listed, even for `Issuer:account` typed as the issuer gave it: another
-    /// account renamed to be shown alike must make the query ambiguous, never be passed over.
+    /// Every account's names are compared, even for `Issuer:account` typed as the issuer gave
+    /// it: another account renamed to be shown alike must make the query ambiguous, never be
+    /// passed over. Only the names are read for that (``StorageClient/getAllAccountNames()``);
+    /// the accounts named are then read whole.
     public func entries(matching query: String?) -> [AccountEntry] {
-        entries(for: AccountSearch.matches(query, in: allAccounts()))
+        guard let query, !query.trimmingCharacters(in: .whitespaces).isEmpty else { return entries(for: allAccounts()) }
+        let named = AccountSearch.matches(query, in: allAccountNames())
+        // An account removed since its names were read is not found, as if read a moment later.
+        return entries(for: named.compactMap { account(storedAs: $0.identifier) })
     }
 
     /// The stored account, other than `except`, that is listed as `issuer: accountName` (by the
     /// names it shows or the ones its issuer gave, case, accents and width folded as queries
     /// fold them), if any: a new or renamed account must not be listed alike.
     public func accountListed(asIssuer issuer: String, accountName: String, except: Account? = nil) -> Account? {
-        Self.listedAlike(issuer: issuer, accountName: accountName, except: except?.identifier, in: allAccounts())
+        Self.listedAlike(issuer: issuer, accountName: accountName, except: except?.identifier, in: allAccountNames())
+            .flatMap { account(storedAs: $0.identifier) }
     }
 }

@@ -125,9 +125,22 @@ public protocol StorageClient {
     ///   client's error; nothing is written then.
     @discardableResult
     func updateAccount(accountIdentifier: String, _ change: (inout Account) throws -> Void) throws -> Account
+
+    /// The names of every account (``AccountNames``), in the order of ``getAllAccounts()``,
+    /// without the rest of each record: finding the one account a person names among many
+    /// reads only these, then that account.
+    ///
+    /// The SQLite client reads four columns. The default, for clients written to the spec,
+    /// takes them from ``getAllAccounts()``.
+    func getAllAccountNames() -> [AccountNames]
 }
 
 extension StorageClient {
+    /// The names of ``getAllAccounts()``.
+    public func getAllAccountNames() -> [AccountNames] {
+        getAllAccounts().map { AccountNames($0) }
+    }
+
     /// Looks the notification up among ``getAllNotificationsForMechanism(mechanism:)``.
     public func getNotification(messageId: String, mechanism: Mechanism) -> PushNotification? {
         getAllNotificationsForMechanism(mechanism: mechanism).first { $0.messageId == messageId }

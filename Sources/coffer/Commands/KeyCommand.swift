@@ -118,7 +118,7 @@ struct KeyCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Say where the key is.", discussion: "Example:\n  coffer key show")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Say where the key is.", discussion: "Example:\n  coffer key show")
 
         @OptionGroup var data: DataOptions
 
@@ -136,6 +136,7 @@ struct KeyCommand: AsyncParsableCommand {
     /// `coffer key forget`: drops the passphrase-derived key from the kernel keyring.
     struct Forget: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "forget",
             abstract: "Forget the remembered passphrase-derived key now.",
             discussion: """
                 With the key under a passphrase and --remember, the derived key is kept in the kernel's \
@@ -158,6 +159,7 @@ struct KeyCommand: AsyncParsableCommand {
 
     struct Move: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "move",
             abstract: "Move the key between the OS keyring, the TPM and a 0600 key file.",
             discussion: """
                 The key moves unchanged, so nothing is sealed again and every secret opens as \

@@ -87,6 +87,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Put: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "put",
             abstract: "Store a value under a name, replacing any value it had.",
             discussion: """
                 With no VALUE, the value is read from standard input (one trailing newline is \
@@ -127,6 +128,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "get",
             abstract: "Print the value stored under a name.",
             discussion: """
                 Exits with status 2 when nothing is stored under the name. At a terminal, control \
@@ -160,6 +162,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete the value stored under a name.",
             discussion: "Deleting a name that holds nothing succeeds.\n\nExample:\n  coffer store delete greeting")
 
@@ -178,6 +181,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the stored names (never the values).", discussion: "Examples:\n  coffer store list\n  coffer store list --json")
 
         @Flag(help: "Print the names as a JSON array.") var json = false

@@ -173,7 +173,7 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     public func getAllAccounts() -> [Account] {
         let found = attempt("getAllAccounts") {
             try database.read { db in
-                (try Row.fetchAll(db, sql: AccountRow.select + "ORDER BY timeAdded, issuer, accountName"),
+                (try Row.fetchAll(db, sql: AccountRow.select + AccountRow.listingOrder),
                  try String.fetchAll(db, sql: """
                     SELECT 'mechanism ' || CAST(mechanismUUID AS TEXT) FROM mechanism m
                     WHERE NOT EXISTS (SELECT 1 FROM account a WHERE a.issuer = m.issuer AND a.accountName = m.accountName)
@@ -183,6 +183,23 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         guard let (rows, orphans) = found else { return [] }
         countOrphans(orphans, "getAllAccounts", owner: "account")
         return accounts(rows, operation: "getAllAccounts")
+    }
+
+    /// Every account's names: four columns, in the order of ``getAllAccounts()``. A row whose
+    /// names are not text is counted unreadable and left out, as by ``getAllAccounts()``.
+    public func getAllAccountNames() -> [AccountNames] {
+        attempt("getAllAccountNames") {
+            try database.read { db in
+                let rows = try Row.fetchCursor(db.cachedStatement(sql: AccountRow.selectNames + AccountRow.listingOrder))
+                var names: [AccountNames] = []
+                while let row = try rows.next() {
+                    if let read = readable("getAllAccountNames", row.recordName("account", key: "issuer"), { try AccountNames(row, store: path) }) {
+                        names.append(read)
+                    }
+                }
+                return names
+            }
+        } ?? []
     }
 
     /// Counts records that nothing owns any more as unreadable.

@@ -30,9 +30,15 @@ extension Row {
 /// than decoding it.
 private struct ColumnReader {
     let row: Row
-    let record: String
+    let store: String
+    /// The table and the column whose value names the record in an error (worked out only then).
+    let table: String
+    let key: String
     let columns: [String]
     var index = 0
+
+    /// The record as errors name it.
+    var record: String { "\(store) \(row.recordName(table, key: key))" }
 
     mutating func next<Value: DatabaseValueConvertible>() throws -> Value {
         defer { index += 1 }
@@ -61,7 +67,7 @@ struct MechanismRow {
 
     /// - Parameter store: Names the database in errors.
     init(_ row: Row, store: String) throws {
-        var reader = ColumnReader(row: row, record: "\(store) \(row.recordName("mechanism", key: "mechanismUUID"))", columns: Self.columns)
+        var reader = ColumnReader(row: row, store: store, table: "mechanism", key: "mechanismUUID", columns: Self.columns)
         stored = StoredMechanism(
             uuid: try reader.next(), issuer: try reader.next(), accountName: try reader.next(), type: try reader.next(),
             algorithm: try reader.next(), secret: try reader.next(), digits: try reader.next(), period: try reader.next(),
@@ -84,7 +90,7 @@ struct NotificationRow {
     static let select = "SELECT \(columns.joined(separator: ", ")) FROM notification "
 
     init(_ row: Row, store: String) throws {
-        var reader = ColumnReader(row: row, record: "\(store) \(row.recordName("notification", key: "messageId"))", columns: Self.columns)
+        var reader = ColumnReader(row: row, store: store, table: "notification", key: "messageId", columns: Self.columns)
         sealedChallenge = try reader.next()
         notification = PushNotification(
             messageId: try reader.next(), mechanismUUID: try reader.next(), challenge: "", ttl: try reader.next(),
@@ -101,12 +107,25 @@ enum AccountRow {
     /// The sealed ``AccountDetails`` (schema v4), opened by the client, not by ``Account/init(_:store:)``.
     static let detailsColumn = "details"
     static let select = "SELECT \(columns.joined(separator: ", ")), \(detailsColumn) FROM account "
+    /// The names alone (``AccountNames``): the first four columns.
+    static let selectNames = "SELECT \(columns.prefix(4).joined(separator: ", ")) FROM account "
+    /// The order of every listing.
+    static let listingOrder = "ORDER BY timeAdded, issuer, accountName"
+}
+
+extension AccountNames {
+    /// The names of an `account` row (selected with ``AccountRow/selectNames``), checked.
+    init(_ row: Row, store: String) throws {
+        var reader = ColumnReader(row: row, store: store, table: "account", key: "issuer", columns: AccountRow.columns)
+        self.init(issuer: try reader.next(), accountName: try reader.next(),
+                  displayIssuer: try reader.next(), displayAccountName: try reader.next())
+    }
 }
 
 extension Account {
     /// An `account` row (selected with ``AccountRow/select``), every column decoded and checked.
     init(_ row: Row, store: String) throws {
-        var reader = ColumnReader(row: row, record: "\(store) \(row.recordName("account", key: "issuer"))", columns: AccountRow.columns)
+        var reader = ColumnReader(row: row, store: store, table: "account", key: "issuer", columns: AccountRow.columns)
         self.init(
             issuer: try reader.next(), accountName: try reader.next(), displayIssuer: try reader.next(),
             displayAccountName: try reader.next(), imageURL: try reader.next(), backgroundColor: try reader.next(),
