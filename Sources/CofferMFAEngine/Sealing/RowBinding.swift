@@ -12,30 +12,54 @@ package enum RowBinding {
     /// `base`, the version, and `columns` as a JSON array of strings: unambiguous whatever the
     /// values contain, and the same bytes every time for the same values.
     package static func identity(_ base: String, columns: [String]) -> String {
-        guard columns.allSatisfy(isPlain) else { return "\(base)#v\(version)" + jsonArray(columns) }
-        // Written into one buffer of the exact size, column by column: appending to a String
-        // checks and updates its encoding flags at every step, and appending a String's UTF-8
-        // view to an array walks it byte by byte; this was most of what a listing spent here.
-        var parts = [base, "#v\(version)["]
-        for (index, value) in columns.enumerated() {
-            parts.append(index == 0 ? "\"" : ",\"")
-            parts.append(value)
-            parts.append("\"")
-        }
-        parts.append("]")
-        let size = parts.reduce(0) { $0 + $1.utf8.count }
-        return String(unsafeUninitializedCapacity: size) { buffer in
+        // Written into one buffer of the exact size, byte by byte, each column checked as it is
+        // copied: appending to a String checks and updates its encoding flags at every step,
+        // and the arrays of parts this used to build cost as much again; this is most of what
+        // a listing of thousands of rows spends here.
+        var size = base.utf8.count + versionTag.utf8.count + max(columns.count - 1, 0) + 1
+        for value in columns { size += value.utf8.count + 2 }
+        var plain = true
+        let written = String(unsafeUninitializedCapacity: size) { buffer in
             var offset = 0
-            for var part in parts {
-                part.withUTF8 { bytes in
-                    guard let start = bytes.baseAddress, !bytes.isEmpty else { return }  // an empty column
-                    buffer.baseAddress!.advanced(by: offset).update(from: start, count: bytes.count)
-                    offset += bytes.count
-                }
+            func put(_ byte: UInt8) {
+                buffer[offset] = byte
+                offset += 1
             }
+            /// Copies `text`; `false` (stopping) at a byte `JSONEncoder` would escape.
+            func put(_ text: String, checked: Bool) -> Bool {
+                let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+                    for byte in bytes {
+                        if checked, !isPlain(byte) { return false }
+                        put(byte)
+                    }
+                    return true
+                }
+                if let copied { return copied }
+                for byte in text.utf8 {
+                    if checked, !isPlain(byte) { return false }
+                    put(byte)
+                }
+                return true
+            }
+            _ = put(base, checked: false)
+            _ = put(versionTag, checked: false)
+            for (index, value) in columns.enumerated() {
+                if index > 0 { put(UInt8(ascii: ",")) }
+                put(UInt8(ascii: "\""))
+                guard put(value, checked: true) else {
+                    plain = false
+                    return 0
+                }
+                put(UInt8(ascii: "\""))
+            }
+            put(UInt8(ascii: "]"))
             return offset
         }
+        return plain ? written : "\(base)#v\(version)" + jsonArray(columns)
     }
+
+    /// What follows the base of every identity, up to its first column.
+    private static let versionTag = "#v\(version)["
 
     /// `values` as Foundation's `JSONEncoder` writes a `[String]`, byte for byte (identities
     /// sealed since 0.2.0 must keep opening). Strings with nothing `JSONEncoder` escapes (a
@@ -50,7 +74,12 @@ package enum RowBinding {
 
     /// Whether `JSONEncoder` writes `value` as it is between quotes.
     private static func isPlain(_ value: String) -> Bool {
-        value.utf8.allSatisfy { byte in byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "/") }
+        value.utf8.allSatisfy(isPlain)
+    }
+
+    /// Whether `JSONEncoder` writes `byte` (of UTF-8 text) as it is between quotes.
+    private static func isPlain(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "/")
     }
 
     /// An optional column as a bound value: `-` for none, `=` and the value otherwise, so an

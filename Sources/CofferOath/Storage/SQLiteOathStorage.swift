@@ -66,39 +66,81 @@ public final class SQLiteOathStorage: OathCounterStorage {
     /// Every readable credential, oldest first; a row that cannot be read is skipped.
     public func getAllOathCredentials() async throws -> [OathCredential] {
         try await run("retrieve credentials") {
-            // One pass over the rows on the reader (a cursor decodes each row in place, where
-            // fetchAll would copy it first), then one trip to the key store for every secret,
-            // which is set on each credential where it lies.
-            let listing = try await database.read { db in
-                var listing = Listing()
-                let statement = try db.makeStatement(sql: StoredCredential.select + "ORDER BY created_at, id")
-                let rows = try Row.fetchCursor(statement)
-                while let row = try rows.next() {  // `rows` lives through the loop (it resets the statement when it goes)
-                    do {
-                        let stored = try StoredCredential(currentRowOf: statement)
-                        listing.fields.append((stored.sealed, stored.credential.sealedSecretIdentity))
-                        listing.credentials.append(stored.credential)
-                    } catch {
-                        listing.unreadable.append(UnreadableRow(id: String.fromDatabaseValue(row[0]) ?? "?", reason: "\(error)"))
-                    }
+            // The reader decodes the rows in one cursor pass and hands them on in batches; each
+            // batch's secrets are opened on the cooperative pool while the reader decodes the
+            // next. On two cores the opens (two thirds of a 10,000-row listing, with the
+            // identities they check) overlap the decoding instead of following it.
+            let (batches, handOn) = AsyncStream.makeStream(of: Listing.self)
+            let opened = try await withThrowingTaskGroup(of: [OpenedBatch].self) { group in
+                group.addTask {
+                    defer { handOn.finish() }
+                    try await self.database.read { db in try Self.list(db, batchSize: Self.openingBatch) { handOn.yield($0) } }
+                    return []
                 }
-                return listing
-            }
-            for failure in listing.unreadable {
-                logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
-            }
-            var credentials = listing.credentials
-            var opened = [Bool](repeating: true, count: credentials.count)
-            for (index, secret) in await sealer.opening(listing.fields).enumerated() {
-                switch secret {
-                case .success(let text): credentials[index].secretKey = text
-                case .failure(let error):
-                    logger.w("Skipped an OATH credential whose secret does not open (\(credentials[index].id))", error: error)
-                    opened[index] = false
+                for await batch in batches {
+                    group.addTask { [await self.open(batch)] }
                 }
+                return try await group.reduce(into: []) { $0 += $1 }.sorted { $0.number < $1.number }
             }
-            return opened.contains(false) ? credentials.indices.filter { opened[$0] }.map { credentials[$0] } : credentials
+            var credentials: [OathCredential] = []
+            credentials.reserveCapacity(opened.reduce(0) { $0 + $1.credentials.count })
+            for batch in opened {
+                for failure in batch.unreadable {
+                    logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
+                }
+                for (id, error) in batch.unopened {
+                    logger.w("Skipped an OATH credential whose secret does not open (\(id))", error: error)
+                }
+                credentials += batch.credentials
+            }
+            return credentials
         }
+    }
+
+    /// Opens the secrets of a batch and sets each on its credential. The identities each
+    /// secret is bound to are worked out here, beside the opens, not on the reader: they cost
+    /// as much as decoding the rows.
+    private func open(_ listing: Listing) async -> OpenedBatch {
+        let fields = zip(listing.sealed, listing.credentials).map { (sealed: $0, field: $1.sealedSecretIdentity) }
+        var batch = OpenedBatch(number: listing.number, unreadable: listing.unreadable)
+        batch.credentials.reserveCapacity(listing.credentials.count)
+        for (credential, secret) in zip(listing.credentials, await sealer.opening(fields)) {
+            switch secret {
+            case .success(let text):
+                var credential = credential
+                credential.secretKey = text
+                batch.credentials.append(credential)
+            case .failure(let error):
+                batch.unopened.append((credential.id, error))
+            }
+        }
+        return batch
+    }
+
+    /// How many rows the reader hands on at a time to be opened.
+    static let openingBatch = 1_000
+
+    /// Reads every row in listing order in one cursor pass (a cursor decodes each row in
+    /// place, where fetchAll would copy it first), handing the rows on in numbered batches of
+    /// `batchSize` (the last may be smaller or empty).
+    private static func list(_ db: Database, batchSize: Int, handOn: (Listing) -> Void) throws {
+        var listing = Listing(number: 0)
+        let statement = try db.makeStatement(sql: StoredCredential.select + "ORDER BY created_at, id")
+        let rows = try Row.fetchCursor(statement)
+        while let row = try rows.next() {  // `rows` lives through the loop (it resets the statement when it goes)
+            do {
+                let stored = try StoredCredential(currentRowOf: statement)
+                listing.sealed.append(stored.sealed)
+                listing.credentials.append(stored.credential)
+            } catch {
+                listing.unreadable.append(UnreadableRow(id: String.fromDatabaseValue(row[0]) ?? "?", reason: "\(error)"))
+            }
+            if listing.credentials.count == batchSize {
+                handOn(listing)
+                listing = Listing(number: listing.number + 1)
+            }
+        }
+        handOn(listing)
     }
 
     public func removeOathCredential(credentialId: String) async throws -> Bool {
@@ -218,10 +260,24 @@ private struct StoredCredential: Sendable {
 
 /// What a listing read: the credentials (secrets not yet set), their sealed secrets with their
 /// bindings, and the rows it could not read.
+/// A batch of a listing: its place among the batches, the credentials read with their secrets
+/// still sealed, and the rows that could not be read.
 private struct Listing: Sendable {
+    let number: Int
     var credentials: [OathCredential] = []
-    var fields: [(sealed: Data, field: String)] = []
+    /// Each credential's sealed secret, in the same order.
+    var sealed: [Data] = []
     var unreadable: [UnreadableRow] = []
+}
+
+/// A batch of a listing once opened: its credentials with their secrets, in order, and what
+/// was skipped.
+private struct OpenedBatch: Sendable {
+    let number: Int
+    var credentials: [OathCredential] = []
+    let unreadable: [UnreadableRow]
+    /// Credentials whose secret did not open, and why.
+    var unopened: [(id: String, error: any Error)] = []
 }
 
 /// A row a listing could not read, and why.
