@@ -36,13 +36,12 @@ struct OperationDeadline: Sendable {
                                            metadata: ["operation": "\(operation)"])
                         }
                     }
-                    let timer = Task(executorPreference: OffPoolExecutor.shared) {
-                        guard (try? await Task.sleep(for: duration)) != nil else { return }
+                    let watch = DeadlineWatch.shared.watch(until: .now + duration) {
                         race.finish(.failure(PostgresStorageError(.unavailable,
                             "The database did not answer within \(duration) while trying to \(operation). Check that the server "
                             + "is running and reachable. The operation is one transaction: it took effect whole or not at all.")))
                     }
-                    race.own(work, timer)
+                    race.own(work, watch: watch)
                 }
             } onCancel: {
                 race.finish(.failure(CancellationError()))
@@ -53,13 +52,14 @@ struct OperationDeadline: Sendable {
     }
 }
 
-/// The operation against its timer: the first to finish answers the caller, once, and both
-/// tasks are then cancelled.
+/// The operation against its deadline: the first to finish answers the caller, once; then the
+/// operation's task is cancelled and its deadline forgotten.
 private final class Race<R: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<R, any Error>?
         var answered: Result<R, any Error>?
-        var tasks: [Task<Void, Never>] = []
+        var work: Task<Void, Never>?
+        var watch: UInt64?
     }
 
     private let state = Mutex(State())
@@ -75,27 +75,33 @@ private final class Race<R: Sendable>: Sendable {
         if let decided { continuation.resume(with: decided) }
     }
 
-    /// Keeps the tasks to cancel; cancels them at once if the race was already decided.
-    func own(_ tasks: Task<Void, Never>...) {
+    /// Keeps the operation's task and deadline to end; ends them at once if the race was
+    /// already decided.
+    func own(_ work: Task<Void, Never>, watch: UInt64) {
         let decided = state.withLock { state -> Bool in
-            state.tasks = tasks
+            state.work = work
+            state.watch = watch
             return state.answered != nil
         }
-        if decided { tasks.forEach { $0.cancel() } }
+        if decided {
+            work.cancel()
+            DeadlineWatch.shared.cancel(watch)
+        }
     }
 
     /// Answers the caller with `outcome` unless it was answered already; returns whether this
     /// call answered.
     @discardableResult
     func finish(_ outcome: Result<R, any Error>) -> Bool {
-        let (continuation, tasks, first) = state.withLock { state -> (CheckedContinuation<R, any Error>?, [Task<Void, Never>], Bool) in
-            guard state.answered == nil else { return (nil, [], false) }
+        let (continuation, work, watch, first) = state.withLock { state -> (CheckedContinuation<R, any Error>?, Task<Void, Never>?, UInt64?, Bool) in
+            guard state.answered == nil else { return (nil, nil, nil, false) }
             state.answered = outcome
             defer { state.continuation = nil }
-            return (state.continuation, state.tasks, true)
+            return (state.continuation, state.work, state.watch, true)
         }
         continuation?.resume(with: outcome)
-        tasks.forEach { $0.cancel() }
+        work?.cancel()
+        if let watch { DeadlineWatch.shared.cancel(watch) }
         return first
     }
 }

@@ -1,0 +1,61 @@
+@testable import CofferPostgres
+import Synchronization
+import Testing
+
+/// The one timer every PostgreSQL operation's deadline shares.
+@Suite("DeadlineWatch")
+struct DeadlineWatchTests {
+    /// What fired, and when.
+    final class Fired: Sendable {
+        let times = Mutex<[Int: ContinuousClock.Instant]>([:])
+        func record(_ index: Int) { times.withLock { $0[index] = .now } }
+        var snapshot: [Int: ContinuousClock.Instant] { times.withLock { $0 } }
+    }
+
+    @Test("a deadline fires once, never early; a cancelled one never; a short one registered while the watcher sleeps towards a long one is not kept waiting")
+    func fires() async throws {
+        let watch = DeadlineWatch()
+        let fired = Fired()
+        let start = ContinuousClock.now
+        let long = start + .seconds(30)
+        let longID = watch.watch(until: long) { fired.record(0) }
+        // The watcher is now asleep towards 30 s (at most checkInterval at a time).
+        try await Task.sleep(for: .milliseconds(20))
+        let short = ContinuousClock.now + .milliseconds(200)
+        _ = watch.watch(until: short) { fired.record(1) }
+        let cancelled = watch.watch(until: ContinuousClock.now + .milliseconds(100)) { fired.record(2) }
+        watch.cancel(cancelled)
+        while fired.snapshot[1] == nil, ContinuousClock.now < start + .seconds(10) { try await Task.sleep(for: .milliseconds(10)) }
+        let times = fired.snapshot
+        #expect(times[1].map { $0 >= short } == true, "the short deadline fired, not before it passed")
+        #expect(times[1].map { $0 < start + .seconds(10) } == true, "the short deadline did not wait for the long one")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(fired.snapshot[2] == nil, "a cancelled deadline never fires")
+        #expect(fired.snapshot[0] == nil, "the long deadline has not passed")
+        watch.cancel(longID)
+    }
+
+    @Test("1,000 deadlines registered and cancelled from 8 tasks at once: none fires, and the watcher then ends")
+    func concurrentRegistrations() async throws {
+        let watch = DeadlineWatch()
+        let fired = Fired()
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<125 {
+                        let id = watch.watch(until: .now + .seconds(5)) { fired.record(task * 1_000 + index) }
+                        watch.cancel(id)
+                    }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fired.snapshot.isEmpty)
+        // A registration after the watcher ended starts it again.
+        let expired = Fired()
+        _ = watch.watch(until: .now + .milliseconds(50)) { expired.record(1) }
+        let start = ContinuousClock.now
+        while expired.snapshot.isEmpty, ContinuousClock.now < start + .seconds(10) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(expired.snapshot.count == 1)
+    }
+}
