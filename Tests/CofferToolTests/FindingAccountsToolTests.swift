@@ -38,8 +38,8 @@ struct FindingAccountsToolTests {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let result = try await Self.run("""
-            echo '--- chosen'; "$COFFER" code goo --raw; echo "status=$?"
-            echo '--- cloud'; "$COFFER" code 'Google Cloud: me' --raw
+            echo '--- chosen'; "$COFFER" code goo --raw --at @1000000000; echo "status=$?"
+            echo '--- cloud'; "$COFFER" code 'Google Cloud: me' --raw --at @1000000000
             echo '--- none'; "$COFFER" code goo --raw; echo "status=$?"
             echo '--- script'; "$COFFER" code goo --raw < /dev/null 2>&1 | cat; echo "status=${PIPESTATUS[0]}"
             """, scratch: scratch, typing: [.init(after: "Which one? [1-2, Enter for none] ", type: "2\n"),
@@ -48,6 +48,7 @@ struct FindingAccountsToolTests {
         let chosen = Self.part(out, "chosen")
         #expect(chosen.contains("'goo' matches 2 accounts:\n  1  Google: me  TOTP") && chosen.contains("  2  Google Cloud: me  TOTP"), "\(out)")
         let code = Self.part(out, "cloud").trimmingCharacters(in: .whitespacesAndNewlines)
+        // One instant for both codes: a 30-second step between the two commands made them differ.
         #expect(code.count == 6 && chosen.contains("\(code)\nstatus=0"), "the second was chosen: \(out)")
         #expect(Self.part(out, "none").contains("no account was chosen") && Self.part(out, "none").contains("status=3"), "\(out)")
         #expect(Self.part(out, "script").contains("status=3") && !Self.part(out, "script").contains("Which one"), "\(out)")

@@ -46,6 +46,17 @@ enum AccountColumns {
                         "time_added", "policies", "locking_policy", "is_locked"]
     /// The sealed `AccountDetails` follow the named columns (schema v6), opened by the client.
     static let select = "SELECT \(names.joined(separator: ", ")), details FROM coffer_accounts "
+    /// The names alone (``AccountNames``): the first four columns.
+    static let selectNames = "SELECT \(names.prefix(4).joined(separator: ", ")) FROM coffer_accounts "
+}
+
+extension AccountNames {
+    /// The names of an account row selected with ``AccountColumns/selectNames``, checked.
+    init(_ row: PostgresRow, owner: String) throws {
+        var cursor = ColumnCursor(row, record: row.recordName("account", owner: owner), columns: AccountColumns.names)
+        self.init(issuer: try cursor.next(), accountName: try cursor.next(),
+                  displayIssuer: try cursor.next(), displayAccountName: try cursor.next())
+    }
 }
 
 extension Account {

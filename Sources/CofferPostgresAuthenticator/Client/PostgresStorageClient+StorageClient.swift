@@ -63,6 +63,11 @@ extension PostgresStorageClient: StorageClient {
         blocking("getAllAccounts") { try await self.allAccounts() } ?? []
     }
 
+    /// Every account's names (``allAccountNames()``), without opening anything.
+    public func getAllAccountNames() -> [AccountNames] {
+        blocking("getAllAccountNames") { try await self.allAccountNames() } ?? []
+    }
+
     /// Stores the mechanism, its secret sealed; `false` on failure, with the cause in ``lastError``
     /// (another object under the same id is such a failure: nothing is replaced).
     @discardableResult public func setMechanism(mechanism: Mechanism) -> Bool {

@@ -143,6 +143,18 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
         return try await accounts(rows, "allAccounts")
     }
 
+    /// Every account's names, in the order of ``allAccounts()``: four columns, nothing opened.
+    /// A row whose names cannot be read is counted and left out, as by ``allAccounts()``.
+    public func allAccountNames() async throws -> [AccountNames] {
+        let rows = try await query("read the accounts' names", """
+            \(unescaped: AccountColumns.selectNames)WHERE owner = \(owner) ORDER BY time_added, issuer, account_name
+            """)
+        let owner = self.owner
+        return rows.compactMap { row in
+            diagnostics.readable("allAccountNames", row.recordName("account", owner: owner)) { try AccountNames(row, owner: owner) }
+        }
+    }
+
     /// The mechanism with `uuid`, if stored and readable.
     public func mechanism(uuid: String) async throws -> Mechanism? {
         try await mechanisms("read a mechanism", """
