@@ -124,7 +124,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
     /// place, where fetchAll would copy it first), handing the rows on in numbered batches of
     /// `batchSize` (the last may be smaller or empty).
     private static func list(_ db: Database, batchSize: Int, handOn: (Listing) -> Void) throws {
-        var listing = Listing(number: 0)
+        var listing = Listing(number: 0, capacity: batchSize)
         let statement = try db.makeStatement(sql: StoredCredential.select + "ORDER BY created_at, id")
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {  // `rows` lives through the loop (it resets the statement when it goes)
@@ -137,7 +137,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
             }
             if listing.credentials.count == batchSize {
                 handOn(listing)
-                listing = Listing(number: listing.number + 1)
+                listing = Listing(number: listing.number + 1, capacity: batchSize)
             }
         }
         handOn(listing)
@@ -268,6 +268,13 @@ private struct Listing: Sendable {
     /// Each credential's sealed secret, in the same order.
     var sealed: [Data] = []
     var unreadable: [UnreadableRow] = []
+
+    /// An empty batch with room for `capacity` rows.
+    init(number: Int, capacity: Int) {
+        self.number = number
+        credentials.reserveCapacity(capacity)
+        sealed.reserveCapacity(capacity)
+    }
 }
 
 /// A batch of a listing once opened: its credentials with their secrets, in order, and what
