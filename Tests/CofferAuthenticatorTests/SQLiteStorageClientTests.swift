@@ -99,6 +99,24 @@ struct SQLiteStorageClientTests {
         #expect(client.unreadableRecordCount == 2)
     }
 
+    @Test("an account that cannot be read whole still holds its names: a rename onto them is refused")
+    func damagedAccountKeepsItsNames() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.appending("a.sqlite").path
+        let storage = try makeClient(path)
+        let client = AuthenticatorClient(storage: storage, ledger: nil)
+        _ = try client.addAccount(uri: "otpauth://totp/Bank:alice?secret=JBSWY3DPEHPK3PXP&issuer=Bank")
+        let other = try client.addAccount(uri: "otpauth://totp/Shop:bob?secret=KRSXG5CTMVRXEZLU&issuer=Shop")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE account SET isLocked = 'yes' WHERE issuer = 'Bank'") }
+        #expect(client.entries(matching: "Bank: alice").isEmpty, "the damaged account is not read whole")
+        #expect(throws: AuthenticatorError.self, "its names are still taken") {
+            try client.rename(other.account, issuer: "bank", accountName: "ALICE")
+        }
+        #expect(client.entries(matching: "Shop: bob").count == 1, "the refused rename changed nothing")
+    }
+
     @Test("opening with the wrong key reads nothing and says so")
     func wrongKey() throws {
         let directory = TemporaryDirectory()

@@ -96,6 +96,15 @@ struct SQLiteOathStorageTests {
         let left = try await storage.getAllOathCredentials()
         #expect(left.map(\.id) == ids.filter { !["c00999", "c01500", "c02344"].contains($0) })
         #expect(left.allSatisfy { $0.secret == secret(of: $0.id) })
+        // A listing cancelled at any moment throws or gives every row: never a short list.
+        for attempt in 0..<40 {
+            let listing = Task { try await storage.getAllOathCredentials() }
+            if attempt > 0 { try await Task.sleep(for: .microseconds(250 * attempt)) }
+            listing.cancel()
+            if let listed = try? await listing.value {
+                #expect(listed.count == left.count, "attempt \(attempt): \(listed.count) of \(left.count) listed")
+            }
+        }
     }
 
     @Test("4 processes × 50 HOTP codes of one credential on one file: 200 distinct counters, the counter 200 on")

@@ -53,7 +53,7 @@ extension AuthenticatorClient {
         }
         let shownIssuer = newIssuer ?? account.shownIssuer, shownName = newAccount ?? account.shownAccountName
         return try holdingNames { () throws(AuthenticatorError) in
-            if let other = accountListed(asIssuer: shownIssuer, accountName: shownName, except: account) {
+            if let other = namesListed(asIssuer: shownIssuer, accountName: shownName, except: account) {
                 throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
             }
             let kept = try keepInTrash(account, [], reason: "renamed", always: true)
@@ -97,7 +97,7 @@ extension AuthenticatorClient {
             throw .storageFailed(operation: "read the trash", cause: error)
         }
         // What comes back must not be listed like another account now.
-        if let other = accountListed(asIssuer: entry.account.shownIssuer, accountName: entry.account.shownAccountName, except: entry.account) {
+        if let other = namesListed(asIssuer: entry.account.shownIssuer, accountName: entry.account.shownAccountName, except: entry.account) {
             throw .nameTaken(issuer: other.shownIssuer, accountName: other.shownAccountName)
         }
         if entry.mechanisms.isEmpty {

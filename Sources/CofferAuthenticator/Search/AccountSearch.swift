@@ -134,8 +134,23 @@ extension AuthenticatorClient {
     /// The stored account, other than `except`, that is listed as `issuer: accountName` (by the
     /// names it shows or the ones its issuer gave, case, accents and width folded as queries
     /// fold them), if any: a new or renamed account must not be listed alike.
+    ///
+    /// Decided on names: an account listed alike that cannot be read whole (a damaged row)
+    /// still takes its names, but is not returned; another one listed alike that reads is.
     public func accountListed(asIssuer issuer: String, accountName: String, except: Account? = nil) -> Account? {
+        let names = allAccountNames()
+        var others = names.filter { $0.identifier != except?.identifier }
+        while let alike = Self.listedAlike(issuer: issuer, accountName: accountName, except: except?.identifier, in: others) {
+            if let account = account(storedAs: alike.identifier) { return account }
+            others.removeAll { $0.identifier == alike.identifier }
+        }
+        return nil
+    }
+
+    /// The names of the stored account, other than `except`, listed as `issuer: accountName`
+    /// (see ``accountListed(asIssuer:accountName:except:)``), read or not: what a rename or a
+    /// restore must not take.
+    func namesListed(asIssuer issuer: String, accountName: String, except: Account?) -> AccountNames? {
         Self.listedAlike(issuer: issuer, accountName: accountName, except: except?.identifier, in: allAccountNames())
-            .flatMap { account(storedAs: $0.identifier) }
     }
 }

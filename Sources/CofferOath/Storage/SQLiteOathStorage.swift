@@ -82,6 +82,9 @@ public final class SQLiteOathStorage: OathCounterStorage {
                 }
                 return try await group.reduce(into: []) { $0 += $1 }.sorted { $0.number < $1.number }
             }
+            // A cancelled listing ends the stream, and batches handed on after that are dropped:
+            // never a short list as if it were the whole one.
+            try Task.checkCancellation()
             var credentials: [OathCredential] = []
             credentials.reserveCapacity(opened.reduce(0) { $0 + $1.credentials.count })
             for batch in opened {
