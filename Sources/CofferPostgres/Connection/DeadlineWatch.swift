@@ -1,22 +1,22 @@
-import CofferStorage
+import Dispatch
 import Synchronization
 
-/// One timer for every database operation under a deadline: each operation registers when
-/// it must be answered and what to do then, and one task per process sleeps until the
-/// earliest of them, instead of a timer task per operation.
+/// One timer for every database operation under a deadline: each operation registers when it
+/// must be answered and what to do then, and a single dispatch timer wakes at the earliest of
+/// them, instead of a timer task per operation.
 ///
 /// A timer per operation (a `Task.sleep` that every operation started and then cancelled) cost
-/// each operation a task, a timer registered with the dispatch manager and its cancellation:
-/// about 15 µs of every save or get under 64 concurrent callers (P7). Here an operation costs
-/// a lock and a dictionary entry. The watcher wakes at least every ``checkInterval`` while
-/// anything is registered, so a deadline shorter than the one it sleeps towards is seen late
-/// by at most that; when nothing is registered, it ends.
+/// each operation a task, a timer registered with libdispatch's manager thread and its
+/// cancellation: about 15 µs of every save or get under 64 concurrent callers (P7). Here an
+/// operation costs a lock and a dictionary entry; a new timer is asked for only when a deadline
+/// comes before every one already waited for.
+///
+/// The timer fires on a serial queue of its own, which libdispatch gives a thread even when the
+/// threads that run Coffer's blocking work (``OffPoolExecutor``) and Swift's cooperative pool are
+/// all busy: a deadline is answered on time however many operations are stuck.
 final class DeadlineWatch: Sendable {
     /// The watch every ``OperationDeadline`` uses.
     static let shared = DeadlineWatch()
-
-    /// The longest the watcher sleeps while something is registered.
-    static let checkInterval = Duration.milliseconds(50)
 
     private struct Entry {
         let deadline: ContinuousClock.Instant
@@ -26,23 +26,24 @@ final class DeadlineWatch: Sendable {
     private struct State {
         var entries: [UInt64: Entry] = [:]
         var nextID: UInt64 = 0
-        var watching = false
+        /// The earliest wake already asked of the timer queue, if any.
+        var wake: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "org.coffer.postgres.deadlines")
 
     /// Calls `expire` once `deadline` has passed, unless ``cancel(_:)`` comes first. Returns
     /// the registration to cancel.
     func watch(until deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
-        let (id, start) = state.withLock { state -> (UInt64, Bool) in
+        let (id, wake) = state.withLock { state -> (UInt64, ContinuousClock.Instant?) in
             state.nextID += 1
             state.entries[state.nextID] = Entry(deadline: deadline, expire: expire)
-            defer { state.watching = true }
-            return (state.nextID, !state.watching)
+            guard state.wake.map({ deadline < $0 }) ?? true else { return (state.nextID, nil) }
+            state.wake = deadline
+            return (state.nextID, deadline)
         }
-        if start {
-            Task(executorPreference: OffPoolExecutor.shared) { await self.run() }
-        }
+        if let wake { schedule(wake) }
         return id
     }
 
@@ -51,21 +52,27 @@ final class DeadlineWatch: Sendable {
         _ = state.withLock { $0.entries.removeValue(forKey: id) }
     }
 
-    /// Sleeps until the earliest deadline (at most ``checkInterval``), expires what is due,
-    /// and ends when nothing is registered.
-    private func run() async {
-        while true {
-            let now = ContinuousClock.now
-            let (due, earliest) = state.withLock { state -> ([Entry], ContinuousClock.Instant?) in
-                let due = state.entries.filter { $0.value.deadline <= now }
-                for id in due.keys { state.entries.removeValue(forKey: id) }
-                let earliest = state.entries.values.lazy.map(\.deadline).min()
-                if earliest == nil { state.watching = false }
-                return (Array(due.values), earliest)
-            }
-            for entry in due { entry.expire() }
-            guard let earliest else { return }
-            try? await Task.sleep(until: min(earliest, now + Self.checkInterval), clock: .continuous)
+    private func schedule(_ wake: ContinuousClock.Instant) {
+        let delay = max(.zero, ContinuousClock.now.duration(to: wake))
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expireDue() }
+    }
+
+    /// Expires what is due (outside the lock) and asks for the next wake when no earlier one
+    /// is pending.
+    private func expireDue() {
+        let now = ContinuousClock.now
+        let (due, next) = state.withLock { state -> ([Entry], ContinuousClock.Instant?) in
+            let due = state.entries.filter { $0.value.deadline <= now }
+            for id in due.keys { state.entries.removeValue(forKey: id) }
+            if let wake = state.wake, wake <= now { state.wake = nil }
+            guard let earliest = state.entries.values.lazy.map(\.deadline).min(),
+                  state.wake.map({ earliest < $0 }) ?? true else { return (Array(due.values), nil) }
+            state.wake = earliest
+            return (Array(due.values), earliest)
         }
+        for entry in due { entry.expire() }
+        if let next { schedule(next) }
     }
 }

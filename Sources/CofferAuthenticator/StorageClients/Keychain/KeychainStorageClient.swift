@@ -130,15 +130,26 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     /// back) are counted in ``unreadableRecordCount`` here, so a listing never silently leaves
     /// them out; ``restoreMissingAccounts()`` makes them reachable again.
     public func getAllAccounts() -> [Account] {
-        let accounts = records(Account.self, ["service": service("account")], operation: "getAllAccounts") { "account/\($0.identifier)" }
+        guard let items = diagnostics.attempt("getAllAccounts", { try search(["service": service("account")], loadSecrets: true) }) else { return [] }
+        let accounts = records(Account.self, items, operation: "getAllAccounts") { "account/\($0.identifier)" }
             .sorted(by: AccountKey.order)
-        for orphan in diagnostics.attempt("getAllAccounts", { try orphanedMechanismItems() }) ?? [] {
+        // The owners from the items just read, readable or not: no second search of the accounts.
+        let owners = Set(items.map(AccountKey.init(owning:)))
+        for orphan in diagnostics.attempt("getAllAccounts", { try orphanedMechanismItems(owners: owners) }) ?? [] {
             _ = diagnostics.readable("getAllAccounts", "mechanism \(orphan.attributes["uuid"] ?? "?")") { () throws -> Void in
                 throw StorageError.corrupted(location: orphan.label, reason: "no account owns it (its account item was removed); "
                     + "`coffer doctor --repair` adds the account back, so it can be seen and removed")
             }
         }
         return accounts
+    }
+
+    /// Every account's names, from one search of the account items (the shown names are
+    /// sealed with the account, so each is opened); without ``getAllAccounts()``'s search for
+    /// mechanisms no account owns.
+    public func getAllAccountNames() -> [AccountNames] {
+        records(Account.self, ["service": service("account")], operation: "getAllAccountNames") { "account/\($0.identifier)" }
+            .sorted(by: AccountKey.order).map { AccountNames($0) }
     }
 
     /// Adds back the account item of every mechanism item that has lost it (a removal that
@@ -165,13 +176,12 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         }
     }
 
-    /// The mechanism items for which no account item (readable or not) is stored.
-    private func orphanedMechanismItems(loadingSecrets: Bool = false) throws -> [SecretService.Item] {
-        let owners = Set(try search(["service": service("account")], loadSecrets: false).map { item in
-            AccountKey(issuer: item.attributes["issuer"] ?? "", accountName: item.attributes["accountName"] ?? "")
-        })
+    /// The mechanism items for which no account item (readable or not) is stored; `owners`
+    /// are the accounts' keys when the caller has just read the account items.
+    private func orphanedMechanismItems(owners: Set<AccountKey>? = nil, loadingSecrets: Bool = false) throws -> [SecretService.Item] {
+        let owners = try owners ?? Set(search(["service": service("account")], loadSecrets: false).map(AccountKey.init(owning:)))
         return try search(["service": service("mechanism")], loadSecrets: loadingSecrets).filter { item in
-            !owners.contains(AccountKey(issuer: item.attributes["issuer"] ?? "", accountName: item.attributes["accountName"] ?? ""))
+            !owners.contains(AccountKey(owning: item))
         }
     }
 
@@ -417,7 +427,13 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     private func records<T: Decodable>(
         _ type: T.Type, _ attributes: [String: String], operation: String, identity: @escaping (T) -> String
     ) -> [T] {
-        let items = diagnostics.attempt(operation) { try search(attributes, loadSecrets: true) } ?? []
+        records(type, diagnostics.attempt(operation) { try search(attributes, loadSecrets: true) } ?? [], operation: operation, identity: identity)
+    }
+
+    /// Every readable record among `items` (found with their secrets), checked as above.
+    private func records<T: Decodable>(
+        _ type: T.Type, _ items: [SecretService.Item], operation: String, identity: @escaping (T) -> String
+    ) -> [T] {
         // Every item's secret opened in one trip to the encryptor.
         let opened = sealer.open(items.map { ($0.secret ?? Data(), Self.identity(of: $0.attributes)) })
         return zip(items, opened).compactMap { item, json in
@@ -489,4 +505,11 @@ struct UnusableEncryptor: Encryptor {
 
     func encrypt(data: Data) async throws -> Data { throw EncryptorError.failedToEncrypt(cause: reason) }
     func decrypt(data: Data) async throws -> Data { throw EncryptorError.failedToDecrypt(cause: reason) }
+}
+
+extension AccountKey {
+    /// The account an item belongs to, by its `issuer` and `accountName` attributes.
+    init(owning item: SecretService.Item) {
+        self.init(issuer: item.attributes["issuer"] ?? "", accountName: item.attributes["accountName"] ?? "")
+    }
 }
