@@ -26,10 +26,18 @@ public final class SQLiteOathStorage: OathCounterStorage {
     let database: DatabasePool
     let sealer: FieldSealer
     private let logger: any CofferMFACommons.Logger
+    /// How many rows a listing hands on at a time to be opened.
+    let openingBatch: Int
 
     /// Opens (creating and migrating when needed) the database at `path`, sealing secrets with
     /// `encryptor`; rows a listing skips are logged to `logger` (default `LogManager.logger`).
-    public init(path: String, encryptor: any Encryptor, logger: (any CofferMFACommons.Logger)? = nil) throws {
+    public convenience init(path: String, encryptor: any Encryptor, logger: (any CofferMFACommons.Logger)? = nil) throws {
+        try self.init(path: path, encryptor: encryptor, logger: logger, openingBatch: 1_000)
+    }
+
+    /// The same, with listings opened in batches of `openingBatch` rows (tests use small ones).
+    package init(path: String, encryptor: any Encryptor, logger: (any CofferMFACommons.Logger)?, openingBatch: Int) throws {
+        self.openingBatch = max(1, openingBatch)
         self.path = path
         self.sealer = FieldSealer(encryptor: encryptor)
         self.logger = logger ?? LogManager.logger
@@ -74,7 +82,7 @@ public final class SQLiteOathStorage: OathCounterStorage {
             let opened = try await withThrowingTaskGroup(of: [OpenedBatch].self) { group in
                 group.addTask {
                     defer { handOn.finish() }
-                    try await self.database.read { db in try Self.list(db, batchSize: Self.openingBatch) { handOn.yield($0) } }
+                    try await self.database.read { db in try Self.list(db, batchSize: self.openingBatch) { handOn.yield($0) } }
                     return []
                 }
                 for await batch in batches {
@@ -119,9 +127,6 @@ public final class SQLiteOathStorage: OathCounterStorage {
         }
         return batch
     }
-
-    /// How many rows the reader hands on at a time to be opened.
-    static let openingBatch = 1_000
 
     /// Reads every row in listing order in one cursor pass (a cursor decodes each row in
     /// place, where fetchAll would copy it first), handing the rows on in numbered batches of
