@@ -146,8 +146,15 @@ public final class AuthenticatorClient: @unchecked Sendable {
     /// queries compare them (case, accents and width folded): two such accounts could not be
     /// told apart by a query.
     static func listedAlike(issuer: String, accountName: String, except: String?, in accounts: [AccountNames]) -> AccountNames? {
+        allListedAlike(issuer: issuer, accountName: accountName, except: except, in: accounts).first
+    }
+
+    /// Every account of `accounts` that ``listedAlike(issuer:accountName:except:in:)`` could
+    /// answer, in order, worked out as far as it is read.
+    static func allListedAlike(issuer: String, accountName: String, except: String?, in accounts: [AccountNames])
+        -> LazyFilterSequence<[AccountNames]> {
         let wanted = AccountSearch.listingKey(issuer: issuer, name: accountName)
-        return accounts.first { other in
+        return accounts.lazy.filter { other in
             other.identifier != except
                 && (AccountSearch.listingKey(issuer: other.shownIssuer, name: other.shownAccountName) == wanted
                     || AccountSearch.listingKey(issuer: other.issuer, name: other.accountName) == wanted)

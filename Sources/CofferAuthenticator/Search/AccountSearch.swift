@@ -138,13 +138,8 @@ extension AuthenticatorClient {
     /// Decided on names: an account listed alike that cannot be read whole (a damaged row)
     /// still takes its names, but is not returned; another one listed alike that reads is.
     public func accountListed(asIssuer issuer: String, accountName: String, except: Account? = nil) -> Account? {
-        let names = allAccountNames()
-        var others = names.filter { $0.identifier != except?.identifier }
-        while let alike = Self.listedAlike(issuer: issuer, accountName: accountName, except: except?.identifier, in: others) {
-            if let account = account(storedAs: alike.identifier) { return account }
-            others.removeAll { $0.identifier == alike.identifier }
-        }
-        return nil
+        Self.allListedAlike(issuer: issuer, accountName: accountName, except: except?.identifier, in: allAccountNames())
+            .compactMap { self.account(storedAs: $0.identifier) }.first
     }
 
     /// The names of the stored account, other than `except`, listed as `issuer: accountName`

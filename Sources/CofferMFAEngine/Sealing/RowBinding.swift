@@ -25,21 +25,17 @@ package enum RowBinding {
                 buffer[offset] = byte
                 offset += 1
             }
-            /// Copies `text`; `false` (stopping) at a byte `JSONEncoder` would escape.
-            func put(_ text: String, checked: Bool) -> Bool {
-                let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
-                    for byte in bytes {
-                        if checked, !isPlain(byte) { return false }
-                        put(byte)
-                    }
-                    return true
-                }
-                if let copied { return copied }
-                for byte in text.utf8 {
+            /// Copies `bytes`; `false` (stopping) at a byte `JSONEncoder` would escape.
+            func put(_ bytes: some Sequence<UInt8>, checked: Bool) -> Bool {
+                for byte in bytes {
                     if checked, !isPlain(byte) { return false }
                     put(byte)
                 }
                 return true
+            }
+            /// Copies `text`, from its contiguous storage when it has one.
+            func put(_ text: String, checked: Bool) -> Bool {
+                text.utf8.withContiguousStorageIfAvailable { put($0, checked: checked) } ?? put(text.utf8, checked: checked)
             }
             _ = put(base, checked: false)
             _ = put(versionTag, checked: false)

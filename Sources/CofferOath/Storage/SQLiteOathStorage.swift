@@ -266,8 +266,6 @@ private struct StoredCredential: Sendable {
     }
 }
 
-/// What a listing read: the credentials (secrets not yet set), their sealed secrets with their
-/// bindings, and the rows it could not read.
 /// A batch of a listing: its place among the batches, the credentials read with their secrets
 /// still sealed, and the rows that could not be read.
 private struct Listing: Sendable {

@@ -48,6 +48,8 @@ enum AccountColumns {
     static let select = "SELECT \(names.joined(separator: ", ")), details FROM coffer_accounts "
     /// The names alone (``AccountNames``): the first four columns.
     static let selectNames = "SELECT \(names.prefix(4).joined(separator: ", ")) FROM coffer_accounts "
+    /// The order of every listing.
+    static let listingOrder = "ORDER BY time_added, issuer, account_name"
 }
 
 extension AccountNames {

@@ -138,7 +138,7 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     /// Every account, oldest first.
     public func allAccounts() async throws -> [Account] {
         let rows = try await query("read the accounts", """
-            \(unescaped: AccountColumns.select)WHERE owner = \(owner) ORDER BY time_added, issuer, account_name
+            \(unescaped: AccountColumns.select)WHERE owner = \(owner) \(unescaped: AccountColumns.listingOrder)
             """)
         return try await accounts(rows, "allAccounts")
     }
@@ -147,7 +147,7 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     /// A row whose names cannot be read is counted and left out, as by ``allAccounts()``.
     public func allAccountNames() async throws -> [AccountNames] {
         let rows = try await query("read the accounts' names", """
-            \(unescaped: AccountColumns.selectNames)WHERE owner = \(owner) ORDER BY time_added, issuer, account_name
+            \(unescaped: AccountColumns.selectNames)WHERE owner = \(owner) \(unescaped: AccountColumns.listingOrder)
             """)
         let owner = self.owner
         return rows.compactMap { row in
