@@ -12,7 +12,8 @@ import Foundation
 /// }
 /// ```
 ///
-/// The factory must return an empty client that shares nothing with the others it makes.
+/// The factory must return an empty client that shares nothing with the others it makes. Every
+/// check that stores something removes it when it passes.
 public struct StorageClientConformance: Sendable {
     /// Makes a fresh, empty client.
     public let makeClient: @Sendable () throws -> any StorageClient & Sendable
@@ -86,6 +87,7 @@ public struct StorageClientConformance: Sendable {
         try expect(client.setAccount(account: cleared), "details", "setAccount without details returned false")
         try expect(client.getAccount(accountIdentifier: account.identifier)?.details == nil, "details", "details set to nil are still there")
         try expect(client.removeAccount(account: cleared), "details", "removeAccount returned false")
+        try clear(client, "details")
     }
 
     /// ("a-b", "c") and ("a", "b-c") are two accounts.
@@ -100,6 +102,7 @@ public struct StorageClientConformance: Sendable {
                    "getAllAccountNames differs from the names of getAllAccounts: \(client.getAllAccountNames().map(\.identifier))")
         try expect(client.getAccount(accountIdentifier: first.identifier) == first, "identifiers", "wrong account for \(first.identifier)")
         try expect(client.getAccount(accountIdentifier: second.identifier) == second, "identifiers", "wrong account for \(second.identifier)")
+        try clear(client, "identifiers")
     }
 
     /// Mechanisms round-trip, belong to their account only, store a missing owner, update and
@@ -133,6 +136,7 @@ public struct StorageClientConformance: Sendable {
         try expect(client.removeMechanism(mechanism: totp), "mechanisms", "removeMechanism returned false")
         try expect(client.getMechanismForUUID(uuid: "uuid-totp") == nil, "mechanisms", "a removed mechanism is still found")
         try expect(client.getMechanismsForAccount(account: owner!) == [push], "mechanisms", "alice's mechanisms after removal")
+        try clear(client, "mechanisms")
     }
 
     /// Notifications round-trip per mechanism and are removed.
@@ -162,6 +166,7 @@ public struct StorageClientConformance: Sendable {
         try expect(client.getNotification(messageId: "m1", mechanism: push) == answered, "notifications", "an update was not stored")
         try expect(client.removeNotification(notification: answered), "notifications", "removeNotification returned false")
         try expect(client.getAllNotificationsForMechanism(mechanism: push) == [second], "notifications", "removal left the notification")
+        try clear(client, "notifications")
     }
 
     /// The push device token round-trips when the client supports it.
@@ -199,6 +204,24 @@ public struct StorageClientConformance: Sendable {
                 throw ConformanceFailure(check: "concurrentWriters", message: "mechanism t\(task)-\(index) was lost")
             }
         }
+        try clear(client, "concurrentWriters")
+    }
+
+    /// Removes every notification, mechanism and account a check stored, and checks the client
+    /// is empty afterwards: the suite leaves nothing behind in a shared keyring or database
+    /// (gnome-keyring rewrites its whole file on every change, so leftovers slow every later
+    /// write of every program using it).
+    private func clear(_ client: any StorageClient, _ check: String) throws {
+        for notification in client.getAllNotifications() {
+            try expect(client.removeNotification(notification: notification), check, "removing a notification returned false")
+        }
+        for account in client.getAllAccounts() {
+            for mechanism in client.getMechanismsForAccount(account: account) {
+                try expect(client.removeMechanism(mechanism: mechanism), check, "removing a mechanism returned false")
+            }
+            try expect(client.removeAccount(account: account), check, "removing an account returned false")
+        }
+        try expect(client.isEmpty(), check, "removing every notification, mechanism and account left the client not empty")
     }
 
     private func expect(_ condition: Bool, _ check: String, _ message: @autoclosure () -> String) throws {

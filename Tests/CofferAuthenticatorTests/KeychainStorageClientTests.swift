@@ -5,20 +5,34 @@ import CofferStorage
 import CofferStorageTesting
 import CofferAuthenticatorTesting
 import TestSupport
+import Synchronization
 import Testing
 
 @Suite("KeychainStorageClient on a real gnome-keyring", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct KeychainStorageClientTests {
     static func prefix() -> String { "org.coffer.tests.client.\(UUID().uuidString.prefix(8))" }
 
-    @Test("conforms")
+    @Test("conforms, and leaves no item behind")
     func conforms() async throws {
         let encryptor = try SecuredKeyEncryptor.make(keyAlias: "org.coffer.tests.client")
+        let prefixes = Mutex<[String]>([])
         try await StorageClientConformance(makeClient: {
+            let prefix = Self.prefix()
+            prefixes.withLock { $0.append(prefix) }
             // A minute per keyring call: every keyring suite shares one gnome-keyring, and under a
             // full run a listing of 200 accounts can take longer than the default 10 s.
-            KeychainStorageClient(encryptor: encryptor, servicePrefix: Self.prefix(), timeout: .seconds(60))
+            return KeychainStorageClient(encryptor: encryptor, servicePrefix: prefix, timeout: .seconds(60))
         }).run()
+        // Leftovers would stay in the suite's one gnome-keyring, which rewrites its whole file on
+        // every change: the conformance kit removes what it stored.
+        let used = prefixes.withLock { $0 }
+        #expect(used.count >= 7)
+        for prefix in used {
+            for kind in ["account", "mechanism", "notification"] {
+                let left = try await SecretService(timeout: .seconds(60)).search(["service": "\(prefix).\(kind)"], loadSecrets: false)
+                #expect(left.isEmpty, "\(left.count) \(kind) items left under \(prefix)")
+            }
+        }
     }
 
     @Test("items carry plain attributes and sealed secrets; a secret copied onto another object's item is refused")
