@@ -113,6 +113,47 @@ struct CofferToolTests {
                                  tried: "\(checked.count) paths", outcome: wrong.isEmpty ? "all 0600 / 0700" : "WRONG: \(wrong)")
     }
 
+    /// The other side of the umask: one that takes the owner's own bits away (0277 would make a
+    /// new file 0400 and a directory 0500). Run as an unprivileged user, since root opens a 0400
+    /// file for writing anyway: a lock file left 0400 refused the second `store put` (EACCES).
+    /// Every file is still 0600 and every directory 0700, and everything opens again.
+    @Test("under umask 0277, as an unprivileged user: files 0600, directories 0700, and every later command opens them",
+          .enabled(if: SecondUser.available, Comment(rawValue: SecondUser.skipReason ?? "")))
+    func permissionsUnderStrictUmask() async throws {
+        let tool = try SecondUser.tool().path
+        let script = """
+            unset DBUS_SESSION_BUS_ADDRESS XDG_DATA_HOME XDG_CONFIG_HOME XDG_STATE_HOME XDG_RUNTIME_DIR
+            export HOME=/tmp
+            home=$(mktemp -d /tmp/coffer-umask.XXXXXX)/home
+            echo "home=$home"
+            umask 0277
+            export COFFER_HOME="$home"
+            '\(tool)' store put item value || exit 1
+            '\(tool)' store put item second || exit 1
+            '\(tool)' add 'otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP&issuer=Example' || exit 1
+            '\(tool)' code example >/dev/null || exit 1
+            '\(tool)' store get item
+            """
+        let result = try await SecondUser.run(script)
+        let line = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("home=") })
+        let home = URL(fileURLWithPath: String(line.dropFirst("home=".count)))
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try #require(result.status == 0, "as \(SecondUser.name): \(result.stderr)")
+        #expect(result.stdout.hasSuffix("second\n"), "\(result.stdout)")
+        var paths = [""]
+        let walker = try #require(FileManager.default.enumerator(atPath: home.path))
+        while let relative = walker.nextObject() as? String { paths.append(relative) }
+        let wrong = try paths.filter { relative in
+            let url = relative.isEmpty ? home : home.appendingPathComponent(relative)
+            let isDirectory = (try url.resourceValues(forKeys: [.isDirectoryKey])).isDirectory == true
+            return try permissions(of: url) != (isDirectory ? 0o700 : 0o600)
+        }
+        #expect(wrong.isEmpty, "not 0600/0700: \(wrong)")
+        for expected in ["store/item", "store/.item.lock", "keys", "authenticator.sqlite"] {
+            #expect(paths.contains(expected), "\(expected) was created: \(paths)")
+        }
+    }
+
     /// R2 for a single value: two processes write and two read, each doing
     /// COFFER_PROCESS_OPERATIONS operations (500 unless set).
     @Test("processes writing and reading one file concurrently never see it torn; the last writer wins")

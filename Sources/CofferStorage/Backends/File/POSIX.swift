@@ -77,9 +77,13 @@ enum POSIX {
             fd = FileFaults.inject(.create) { open(path, flags, 0o600) }
         }
         guard fd != -1 else { throw .io(operation: "create", path: path, code: errno) }
-        // The mode given to open is filtered by the umask; make it exactly 0600, and check it.
+        // The mode given to open is filtered by the umask, which can only take bits away: make it
+        // exactly 0600 when the umask took some (only then, since a mode change is one more
+        // metadata update for the write's fsync to journal), and check it either way.
         do {
-            try call("set permissions of", path) { fchmod(fd, 0o600) }
+            var info = stat()
+            try call("inspect", path) { fstat(fd, &info) }
+            if info.st_mode & 0o7777 != 0o600 { try call("set permissions of", path) { fchmod(fd, 0o600) } }
             try FileTrust.check(descriptor: fd, path: path, .privateFile)
         } catch {
             close(fd)
