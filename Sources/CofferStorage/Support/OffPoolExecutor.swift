@@ -7,10 +7,8 @@ import Synchronization
 /// Synchronous entry points (the spec's `StorageClient`, `SecuredKeyEncryptor.init?()`) block
 /// their thread while async work finishes; on a machine whose cooperative pool is one or two
 /// threads wide, that work would starve if it needed the pool too. So everything that may be
-/// waited for from a blocked thread runs here: ``SyncBridge``'s work and the PostgreSQL pool and its
-/// operations. libsecret's blocking calls (`BlockingCallRunner`) and other long blocking work
-/// (``runBlocking(_:)``) get threads of their own instead, so that a keyring answering slowly
-/// cannot hold this queue's few threads.
+/// waited for from a blocked thread runs here: ``SyncBridge``'s work, the PostgreSQL pool and its
+/// operations, and libsecret's blocking calls (`BlockingCallRunner`).
 package final class OffPoolExecutor: TaskExecutor {
     /// The executor every module shares.
     package static let shared = OffPoolExecutor()

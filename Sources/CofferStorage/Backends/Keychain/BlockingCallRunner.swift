@@ -5,17 +5,13 @@ import Synchronization
 
 /// Runs libsecret's blocking calls off Swift's cooperative thread pool, each with a deadline.
 ///
-/// Each call runs on a serial queue of its own, which libdispatch gives a thread of its own when
-/// the others are busy (never the pool that runs async tasks, and not ``OffPoolExecutor``'s
-/// queue: a keyring that answers slowly would hold that queue's few threads, and the sealing
-/// and database work waiting behind them with it). Each call gets a `GCancellable`; at the
-/// deadline, kept by a timer queue of its own that blocked calls cannot hold up, it is cancelled,
-/// which makes libsecret return, and the call fails with ``KeychainError/timedOut``. Should the
-/// call still not return (a provider that ignores cancellation), the caller is answered
-/// `.timedOut` shortly after anyway and the stuck thread is left to finish on its own.
+/// Calls run on ``OffPoolExecutor``'s queue (its own threads, never the pool that runs async
+/// tasks). Each call gets a `GCancellable`; at the deadline it is cancelled, which makes
+/// libsecret return, and the call fails with ``KeychainError/timedOut``. Should the call still not
+/// return (a provider that ignores cancellation), the caller is answered `.timedOut` shortly after
+/// anyway and the stuck thread is left to finish on its own.
 enum BlockingCallRunner {
-    /// The deadlines' queue: it only runs the two short timer blocks of each call.
-    private static let deadlines = DispatchQueue(label: "org.coffer.keyring-deadlines")
+    private static var queue: DispatchQueue { OffPoolExecutor.shared.queue }
     /// How long past the deadline to wait for a cancelled call before answering without it.
     private static let grace: Duration = .seconds(2)
 
@@ -52,7 +48,7 @@ enum BlockingCallRunner {
         answer: @escaping @Sendable (Result<R, KeychainError>) -> Void
     ) {
         let call = Call<R>(answer: answer)
-        DispatchQueue(label: "org.coffer.keyring-call").async {
+        queue.async {
             let outcome: Result<R, KeychainError>
             do throws(SecretCallError) {
                 outcome = .success(try body(call.cancellable))
@@ -61,8 +57,8 @@ enum BlockingCallRunner {
             }
             call.finish(outcome)
         }
-        deadlines.asyncAfter(deadline: .now() + timeout.timeInterval) { call.cancelIfRunning() }
-        deadlines.asyncAfter(deadline: .now() + (timeout + grace).timeInterval) { call.answerIfStillWaiting() }
+        queue.asyncAfter(deadline: .now() + timeout.timeInterval) { call.cancelIfRunning() }
+        queue.asyncAfter(deadline: .now() + (timeout + grace).timeInterval) { call.answerIfStillWaiting() }
     }
 
     /// The shared state of one call: its cancellable, whether it finished or timed out, and who
