@@ -95,7 +95,19 @@ struct CofferToolTests {
             executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script, try CofferProcess.executable.path],
             environment: ["COFFER_HOME": home.path], removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(result.status == 0, "\(result.stderr)")
-        // Every path under the data directory (and the directory itself) with its mode.
+        let (paths, wrong) = try modes(under: home)
+        #expect(wrong.isEmpty, "not 0600/0700: \(wrong)")
+        for expected in ["store/item", "keys", "authenticator.sqlite"] {
+            #expect(paths.contains(expected), "\(expected) was created: \(paths)")
+        }
+        let checked = paths
+        ReliabilityReport.record("R7", "files and directories created under umask 000 (coffer store, add, code)",
+                                 tried: "\(checked.count) paths", outcome: wrong.isEmpty ? "all 0600 / 0700" : "WRONG: \(wrong)")
+    }
+
+    /// Every path under `home` (relative, `""` for `home` itself), and those that are not 0600
+    /// (files) or 0700 (directories).
+    private func modes(under home: URL) throws -> (paths: [String], wrong: [String]) {
         var paths = [""]
         let walker = try #require(FileManager.default.enumerator(atPath: home.path))
         while let relative = walker.nextObject() as? String { paths.append(relative) }
@@ -104,13 +116,7 @@ struct CofferToolTests {
             let isDirectory = (try url.resourceValues(forKeys: [.isDirectoryKey])).isDirectory == true
             return try permissions(of: url) != (isDirectory ? 0o700 : 0o600)
         }
-        #expect(wrong.isEmpty, "not 0600/0700: \(wrong)")
-        for expected in ["store/item", "keys", "authenticator.sqlite"] {
-            #expect(paths.contains(expected), "\(expected) was created: \(paths)")
-        }
-        let checked = paths
-        ReliabilityReport.record("R7", "files and directories created under umask 000 (coffer store, add, code)",
-                                 tried: "\(checked.count) paths", outcome: wrong.isEmpty ? "all 0600 / 0700" : "WRONG: \(wrong)")
+        return (paths, wrong)
     }
 
     /// The other side of the umask: one that takes the owner's own bits away (0277 would make a
@@ -140,14 +146,7 @@ struct CofferToolTests {
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
         try #require(result.status == 0, "as \(SecondUser.name): \(result.stderr)")
         #expect(result.stdout.hasSuffix("second\n"), "\(result.stdout)")
-        var paths = [""]
-        let walker = try #require(FileManager.default.enumerator(atPath: home.path))
-        while let relative = walker.nextObject() as? String { paths.append(relative) }
-        let wrong = try paths.filter { relative in
-            let url = relative.isEmpty ? home : home.appendingPathComponent(relative)
-            let isDirectory = (try url.resourceValues(forKeys: [.isDirectoryKey])).isDirectory == true
-            return try permissions(of: url) != (isDirectory ? 0o700 : 0o600)
-        }
+        let (paths, wrong) = try modes(under: home)
         #expect(wrong.isEmpty, "not 0600/0700: \(wrong)")
         for expected in ["store/item", "store/.item.lock", "keys", "authenticator.sqlite"] {
             #expect(paths.contains(expected), "\(expected) was created: \(paths)")

@@ -37,7 +37,7 @@ public final class OathKeychainStorage: OathCounterStorage {
         logger: (any CofferMFACommons.Logger)? = nil,
         securityOptions: OathKeychainSecurityOptions = .standard
     ) {
-        self.init(service: service, logger: logger, securityOptions: securityOptions, timeout: .seconds(10))
+        self.init(service: service, logger: logger, securityOptions: securityOptions, timeout: SecretService.defaultTimeout)
     }
 
     /// A storage whose keyring calls may each take up to `timeout` (Coffer's addition; the

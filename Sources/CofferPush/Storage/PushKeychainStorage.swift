@@ -58,7 +58,7 @@ public final class PushKeychainStorage: PushStorage {
         accessibility: CFString = kSecAttrAccessibleWhenUnlockedThisDeviceOnly
     ) {
         self.init(credentialService: credentialService, notificationService: notificationService, tokenService: tokenService,
-                  logger: logger, accessGroup: accessGroup, accessibility: accessibility, timeout: .seconds(10))
+                  logger: logger, accessGroup: accessGroup, accessibility: accessibility, timeout: SecretService.defaultTimeout)
     }
 
     /// A storage whose keyring calls may each take up to `timeout` (Coffer's addition), for

@@ -82,7 +82,7 @@ public struct SecuredKeyEncryptor: Encryptor {
     ///   - timeout: How long each key lookup may take later.
     ///   - checkTimeout: How long each availability check may block the caller.
     public static func make(
-        keyAlias: String = defaultKeyAlias, timeout: Duration = .seconds(10), checkTimeout: Duration = .seconds(3)
+        keyAlias: String = defaultKeyAlias, timeout: Duration = SecretService.defaultTimeout, checkTimeout: Duration = .seconds(3)
     ) throws(KeychainError) -> SecuredKeyEncryptor {
         let tpmStore = TPMKeyStore(directory: tpmKeyDirectory, tpm: .fromEnvironment(timeout: timeout))
         if tpmKeyFileExists(tpmStore, keyAlias) {

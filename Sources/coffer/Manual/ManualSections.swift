@@ -21,6 +21,7 @@ enum ManualSections {
         ("COFFER_TPM_PIN_FILE", "A file whose first line is the PIN of a TPM-sealed key (else it is asked)."),
         ("COFFER_TRASH_DAYS", "How many days the trash keeps what was removed or replaced: 0 to 365, default 30."),
         ("COFFER_CLIPBOARD_CLEAR_SECONDS", "How long a copied code stays on the clipboard, default 30."),
+        ("COFFER_KEYRING_TIMEOUT", "How many seconds one call to the keyring may take before coffer gives up (exit 69): 1 to 3600, default 10."),
         ("COFFER_LOG_LEVEL", "The libraries' log lines on standard error: trace, debug, info, notice, warning, error or critical (default: critical)."),
         ("COFFER_DATABASE_URL", "With the postgres backend: the database URL, libpq's form: postgresql://user@/db?host=/run/postgresql for a Unix socket."),
         ("COFFER_DATABASE_KEK", "With the postgres backend: the key-encryption key, a file (default keys/postgres.kek in the data directory), keyring, tpm:FILE or credential:NAME."),

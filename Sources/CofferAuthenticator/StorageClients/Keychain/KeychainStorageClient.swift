@@ -34,7 +34,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     /// Creates a client whose items are sealed by `encryptor`.
     public init(
-        encryptor: any Encryptor, servicePrefix: String = "org.coffer.authenticator", timeout: Duration = .seconds(10),
+        encryptor: any Encryptor, servicePrefix: String = "org.coffer.authenticator", timeout: Duration = SecretService.defaultTimeout,
         logger: Logger = Logger(label: "org.coffer.authenticator.keychain")
     ) {
         self.servicePrefix = servicePrefix

@@ -63,7 +63,7 @@ public final class KeychainStorage<T: Codable & Sendable>: StorageDelegate<T>, @
         service: String = KeychainStorage.defaultService,
         encryptor: any Encryptor = NoEncryptor(),
         cacheStrategy: CacheStrategy,
-        timeout: Duration = .seconds(10),
+        timeout: Duration = SecretService.defaultTimeout,
         logger: Logger = Logger(label: "org.coffer.storage.keychain")
     ) {
         self.account = account

@@ -25,7 +25,7 @@ public struct KeyringLock: Sendable {
     ///
     /// - Throws: ``KeychainError`` when the session bus cannot be reached (the keyring could
     ///   not be used either), ``StorageError`` when the lock directory cannot be used.
-    public static func named(_ name: String, timeout: Duration = .seconds(10)) async throws -> KeyringLock {
+    public static func named(_ name: String, timeout: Duration = SecretService.defaultTimeout) async throws -> KeyringLock {
         let bus = try await busID(timeout: timeout)
         return KeyringLock(path: try DataDirectory.locks().appendingPathComponent("\(fileName(name))@\(bus).lock").path)
     }

@@ -15,8 +15,20 @@ public struct SecretService: Sendable {
     public var timeout: Duration
 
     /// Creates a connection handle. Nothing is contacted until the first call.
-    public init(timeout: Duration = .seconds(10)) {
+    public init(timeout: Duration = SecretService.defaultTimeout) {
         self.timeout = timeout
+    }
+
+    /// How long a keyring call may take when its caller names no timeout: the whole number of
+    /// seconds (1 to 3600) in the environment variable `COFFER_KEYRING_TIMEOUT`, else 10 seconds.
+    /// Raise it for a keyring that answers slowly (one shared by many busy programs, a remote
+    /// provider); a value that is not such a number is ignored.
+    public static let defaultTimeout: Duration = timeout(fromEnvironment: ProcessInfo.processInfo.environment["COFFER_KEYRING_TIMEOUT"])
+
+    /// The timeout `value` (the variable's text) asks for, or 10 seconds when it asks for none.
+    static func timeout(fromEnvironment value: String?) -> Duration {
+        guard let value, let seconds = Int(value), (1...3600).contains(seconds) else { return .seconds(10) }
+        return .seconds(seconds)
     }
 
     /// Whether the default collection can be used now.

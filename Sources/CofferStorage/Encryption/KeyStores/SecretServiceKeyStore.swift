@@ -17,7 +17,7 @@ public struct SecretServiceKeyStore: KeyRingStore {
     /// - Parameters:
     ///   - service: The `service` attribute of the key items. Defaults to `org.coffer.keys`.
     ///   - timeout: How long one keyring call may take.
-    public init(service: String = "org.coffer.keys", timeout: Duration = .seconds(10)) {
+    public init(service: String = "org.coffer.keys", timeout: Duration = SecretService.defaultTimeout) {
         self.service = service
         self.secretService = SecretService(timeout: timeout)
     }
