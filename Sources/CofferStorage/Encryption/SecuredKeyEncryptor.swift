@@ -79,7 +79,9 @@ public struct SecuredKeyEncryptor: Encryptor {
     ///
     /// - Parameters:
     ///   - keyAlias: The alias of the key (the keyring item's, or the TPM-sealed file's name).
-    ///   - timeout: How long each key lookup may take later.
+    ///   - timeout: How long each key lookup may take later, in the keyring or the TPM. The
+    ///     default is ``SecretService/defaultTimeout`` (`COFFER_KEYRING_TIMEOUT`, else 10 seconds),
+    ///     which therefore also bounds a TPM-sealed key's lookups.
     ///   - checkTimeout: How long each availability check may block the caller.
     public static func make(
         keyAlias: String = defaultKeyAlias, timeout: Duration = SecretService.defaultTimeout, checkTimeout: Duration = .seconds(3)
