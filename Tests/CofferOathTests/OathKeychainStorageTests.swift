@@ -1,4 +1,5 @@
 import CofferMFACommons
+import CofferMFAEngine
 import CofferOath
 import CofferStorage
 import CofferStorageTesting
@@ -18,51 +19,139 @@ struct OathKeychainStorageTests {
         try await OathStorageConformance(makeStorage: { OathKeychainStorage(service: Self.service(), timeout: .seconds(60)) }).run()
     }
 
-    @Test("Ping's layout: metadata JSON without the secret under the service, the sealed secret under service.secrets")
+    @Test("one sealed item holds every credential: nothing of them in the clear, no item per credential, an empty book removed")
     func layout() async throws {
         let service = Self.service()
         let storage = OathKeychainStorage(service: service)
-        let credential = OathCredential(id: "layout", issuer: "Example", accountName: "alice", oathType: .totp, secretKey: Self.secret)
-        try await storage.storeOathCredential(credential)
+        for id in ["layout-1", "layout-2"] {
+            try await storage.storeOathCredential(OathCredential(id: id, issuer: "ExampleIssuer", accountName: "alice", oathType: .totp, secretKey: Self.secret))
+        }
         let keyring = SecretService()
-        let metadata = try await keyring.search(["service": service, "account": "layout"])
-        let secret = try await keyring.search(["service": service + ".secrets", "account": "layout"])
-        #expect(metadata.count == 1 && secret.count == 1)
-        let json = String(decoding: metadata.first?.secret ?? Data(), as: UTF8.self)
-        #expect(json.contains("\"issuer\":\"Example\"") && !json.contains(Self.secret))
-        #expect(!(secret.first?.secret.map { String(decoding: $0, as: UTF8.self).contains(Self.secret) } ?? true), "the secret is sealed")
-        try await storage.clearOathCredentials()
+        let items = try await keyring.search(["service": service])
+        #expect(items.map { $0.attributes["kind"] } == ["credentials"], "\(items.map(\.attributes))")
+        let stored = String(decoding: items.first?.secret ?? Data(), as: UTF8.self)
+        #expect(!stored.contains(Self.secret) && !stored.contains("ExampleIssuer") && !stored.contains("alice"), "sealed, metadata too")
+        #expect(try await keyring.count(["service": service + ".secrets"]) == 0)
+        #expect(try await storage.getAllOathCredentials().map(\.secret) == [Self.secret, Self.secret])
+        #expect(try await storage.removeOathCredential(credentialId: "layout-1"))
+        #expect(try await !storage.removeOathCredential(credentialId: "layout-1"))
+        #expect(try await storage.removeOathCredential(credentialId: "layout-2"))
+        #expect(try await keyring.count(["service": service]) == 0, "an empty book is removed")
     }
 
-    @Test("an item moved onto another credential is refused as corrupted, and lists skip it")
-    func swappedItems() async throws {
+    @Test("a book moved onto another access group's item is refused as corrupted, and a change does not overwrite it")
+    func movedBook() async throws {
+        let service = Self.service()
+        let teamA = OathKeychainStorage(service: service, securityOptions: .shared(accessGroup: "team-a"))
+        let teamB = OathKeychainStorage(service: service, securityOptions: .shared(accessGroup: "team-b"))
+        try await teamA.storeOathCredential(OathCredential(id: "a", issuer: "Example", accountName: "a", oathType: .hotp, secretKey: Self.secret))
+        try await teamB.storeOathCredential(OathCredential(id: "b", issuer: "Example", accountName: "b", oathType: .hotp, secretKey: Self.secret))
+        let keyring = SecretService()
+        let bookOfA = try await keyring.search(["service": service, "accessGroup": "team-a"])[0]
+        try await keyring.store(bookOfA.secret!, attributes: bookOfA.attributes.merging(["accessGroup": "team-b"]) { $1 },
+                                label: "moved", contentType: "application/octet-stream")
+        for call in ["list", "retrieve", "store"] {
+            do {
+                switch call {
+                case "list": _ = try await teamB.getAllOathCredentials()
+                case "retrieve": _ = try await teamB.retrieveOathCredential(credentialId: "a")
+                default: try await teamB.storeOathCredential(OathCredential(id: "c", issuer: "Example", accountName: "c", oathType: .totp, secretKey: Self.secret))
+                }
+                Issue.record("\(call): a book moved from another access group was accepted")
+            } catch let error as OathStorageError {
+                guard case .storageCorrupted = error else { Issue.record("\(call): \(error)"); continue }
+            }
+        }
+        #expect(try await keyring.search(["service": service, "accessGroup": "team-b"])[0].secret == bookOfA.secret, "left as it was")
+        #expect(try await teamA.getAllOathCredentials().map(\.id) == ["a"])
+        try await teamB.clearOathCredentials()
+        #expect(try await keyring.count(["service": service, "accessGroup": "team-b"]) == 0, "clear removes what cannot be read")
+        try await teamA.clearOathCredentials()
+    }
+
+    /// Items in the layout of Ping's `OathKeychainStorage`, as Coffer 0.3 wrote them: the
+    /// metadata JSON under `service` and the sealed secret under `service.secrets`.
+    static func writeOldLayout(_ service: String, _ credentials: [OathCredential]) async throws {
+        let items = SealedKeyringItems(keyAlias: service + ".key", lockName: service, timeout: .seconds(60))
+        for credential in credentials {
+            let sealed = try await items.seal(credential.secret, boundTo: "oath/\(service)/\(credential.id)/secret")
+            try await items.keyring.store(sealed, attributes: ["service": service + ".secrets", "accessGroup": "", "account": credential.id],
+                                          label: "old", contentType: "application/octet-stream")
+            try await items.keyring.store(try JSONEncoder().encode(credential), attributes: ["service": service, "accessGroup": "", "account": credential.id],
+                                          label: "old", contentType: "application/json")
+        }
+    }
+
+    static func oldLayoutSet() -> [OathCredential] {
+        (0..<3).map {
+            OathCredential(id: "old-\($0)", issuer: "Example", accountName: "user\($0)", oathType: .hotp, counter: $0,
+                           createdAt: Date(timeIntervalSinceReferenceDate: Double(1_000 + $0)), secretKey: Self.secret)
+        }
+    }
+
+    @Test("credentials kept two items each (Ping's layout, Coffer 0.3) are moved into the book on first use; one that cannot be read is left")
+    func movesTheOlderLayout() async throws {
+        let service = Self.service()
+        try await Self.writeOldLayout(service, Self.oldLayoutSet())
+        let keyring = SecretService()
+        // Metadata whose secret is gone cannot be moved; a secret no metadata names can be of no credential.
+        try await keyring.store(try JSONEncoder().encode(OathCredential(id: "no-secret", issuer: "X", accountName: "x", oathType: .totp, secretKey: "")),
+                                attributes: ["service": service, "accessGroup": "", "account": "no-secret"], label: "old", contentType: "application/json")
+        try await keyring.store(Data("sealed?".utf8), attributes: ["service": service + ".secrets", "accessGroup": "", "account": "orphan"],
+                                label: "old", contentType: "application/octet-stream")
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        let listed = try await storage.getAllOathCredentials()
+        #expect(listed.map(\.id) == ["old-0", "old-1", "old-2"] && listed.map(\.counter) == [0, 1, 2] && listed.allSatisfy { $0.secret == Self.secret })
+        let left = try await keyring.search(["service": service], loadSecrets: false)
+        #expect(left.filter { $0.attributes["kind"] == nil }.map { $0.attributes["account"] ?? "" } == ["no-secret"], "only the unreadable one stays")
+        #expect(left.filter { $0.attributes["kind"] == "credentials" }.count == 1)
+        #expect(try await keyring.count(["service": service + ".secrets"]) == 0, "moved secrets and the orphan are gone")
+        try await storage.clearOathCredentials()
+        #expect(try await keyring.count(["service": service]) == 0)
+    }
+
+    @Test("a process killed before each keyring write of the move (7 of them) loses nothing and leaves no copy behind")
+    func killedDuringTheMove() async throws {
+        let stress = try CofferProcess.builtExecutable("coffer-stress")
+        let expected = Self.oldLayoutSet().map(\.id)
+        for killAt in 1...8 {
+            let service = Self.service()
+            try await Self.writeOldLayout(service, Self.oldLayoutSet())
+            let run = try await CofferProcess.run(executable: stress, ["oath-keychain-read", service, String(killAt)])
+            if killAt <= 7 {
+                #expect(run.status == 128 + SIGKILL, "killed at write \(killAt): \(run.status) \(run.stderr)")
+            } else {
+                #expect(run.status == 0 && run.stdout == "3\n", "the move makes 7 writes; \(run.stdout) \(run.stderr)")
+            }
+            let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+            #expect(try await storage.getAllOathCredentials().map(\.id) == expected, "after a kill at write \(killAt)")
+            let keyring = SecretService()
+            let items = try await keyring.search(["service": service], loadSecrets: false)
+            #expect(items.map { $0.attributes["kind"] } == ["credentials"], "one book and nothing old, after a kill at write \(killAt)")
+            #expect(try await keyring.count(["service": service + ".secrets"]) == 0, "after a kill at write \(killAt)")
+            try await storage.clearOathCredentials()
+        }
+    }
+
+    @Test("a book that cannot be opened: listings fail rather than read as empty, a store fails rather than replace it, clear removes it")
+    func damagedBook() async throws {
         let service = Self.service()
         let storage = OathKeychainStorage(service: service)
-        for id in ["a", "b"] {
-            try await storage.storeOathCredential(OathCredential(id: id, issuer: "Example", accountName: id, oathType: .hotp, secretKey: Self.secret))
-        }
+        try await storage.storeOathCredential(OathCredential(id: "kept", issuer: "Example", accountName: "a", oathType: .totp, secretKey: Self.secret))
         let keyring = SecretService()
-        let secretOfB = try await keyring.search(["service": service + ".secrets", "account": "b"])[0]
-        try await keyring.store(secretOfB.secret!, attributes: secretOfB.attributes.merging(["account": "a"]) { $1 },
-                                label: "moved", contentType: "application/octet-stream")
-        do {
-            _ = try await storage.retrieveOathCredential(credentialId: "a")
-            Issue.record("a secret moved from another credential was accepted")
-        } catch let error as OathStorageError {
-            guard case .storageCorrupted = error else { Issue.record("\(error)"); return }
+        let damaged = Data("not sealed".utf8)
+        try await keyring.store(damaged, attributes: ["service": service, "accessGroup": "", "kind": "credentials"], label: "damaged",
+                                contentType: "text/plain")
+        await #expect(throws: OathStorageError.self) { try await storage.getAllOathCredentials() }
+        await #expect(throws: OathStorageError.self) { try await storage.retrieveOathCredential(credentialId: "kept") }
+        await #expect(throws: OathStorageError.self) {
+            try await storage.storeOathCredential(OathCredential(id: "new", issuer: "Example", accountName: "b", oathType: .totp, secretKey: Self.secret))
         }
-        #expect(try await storage.getAllOathCredentials().map(\.id) == ["b"])
-
-        let metadataOfB = try await keyring.search(["service": service, "account": "b"])[0]
-        try await keyring.store(metadataOfB.secret!, attributes: metadataOfB.attributes.merging(["account": "a"]) { $1 },
-                                label: "moved", contentType: "application/json")
-        do {
-            _ = try await storage.retrieveOathCredential(credentialId: "a")
-            Issue.record("metadata moved from another credential was accepted")
-        } catch let error as OathStorageError {
-            guard case .storageCorrupted = error else { Issue.record("\(error)"); return }
-        }
+        await #expect(throws: OathStorageError.self) { try await storage.removeOathCredential(credentialId: "kept") }
+        #expect(try await keyring.search(["service": service]).map(\.secret) == [damaged], "nothing was replaced")
         try await storage.clearOathCredentials()
+        #expect(try await keyring.count(["service": service]) == 0)
+        #expect(try await storage.getAllOathCredentials().isEmpty)
     }
 
     @Test("biometric presets are refused on every call, not silently downgraded; access groups see only their own items")

@@ -16,7 +16,7 @@ struct CofferBench: AsyncParsableCommand {
             authenticator stores at scale; P6 `coffer code` cold start vs oathtool; P7 PostgresStorage
             throughput (64 tasks) vs the same SQL through a bare PostgresClient; P8 the PostgreSQL backends
             at 1M values and 10k accounts / 30k mechanisms / 1M notifications; P9 SQLiteOathStorage at
-            10k credentials vs a bare GRDB read + AES-GCM open; P10 Ping's push storages at 1M notifications
+            10k credentials vs a bare GRDB read + AES-GCM open (OathKeychainStorage at --keychain-credentials); P10 Ping's push storages at 1M notifications
             (SQLite, PostgreSQL with --postgres; the keychain one at --keychain-notifications); P11 a TPM-sealed
             key: `coffer code` unsealing it in a new process vs tpm2-tools' unseal of the same object and vs a key
             file, and a warm EncryptedFileStorage get with TPMKeyStore vs FileKeyStore (a software TPM of its own);
@@ -57,6 +57,10 @@ struct CofferBench: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How many notifications PushKeychainStorage holds for P10 (0: not measured; it needs a keyring).",
                                valueName: "n"))
     var keychainNotifications = 1_000
+
+    @Option(help: ArgumentHelp("How many credentials OathKeychainStorage holds for P9 (0: not measured; it needs a keyring).",
+                               valueName: "n"))
+    var keychainCredentials = 1_000
 
     @Option(help: ArgumentHelp("Also write the rows as JSON lines here.", valueName: "path"))
     var json: String?
@@ -103,7 +107,8 @@ struct CofferBench: AsyncParsableCommand {
 
         if !wanted.isDisjoint(with: ["P9", "P10"]) {
             let ping = PingStorageBenchmark(directory: directory, quick: quick, postgres: postgres,
-                                            keychainNotifications: keychainNotifications > 0 ? (quick ? 30 : keychainNotifications) : nil)
+                                            keychainNotifications: keychainNotifications > 0 ? (quick ? 30 : keychainNotifications) : nil,
+                                            keychainCredentials: keychainCredentials > 0 ? (quick ? 30 : keychainCredentials) : nil)
             if wanted.contains("P9") { try await ping.runOath(into: report) }
             if wanted.contains("P10") { try await ping.runPush(into: report) }
         }

@@ -70,4 +70,27 @@ package struct SealedKeyringItems: Sendable {
     package struct Misplaced: Error, Sendable {
         package let field: String
     }
+
+    /// A value that opened but does not hold what its item must (another record's, a record
+    /// twice): damage the caller names, as opposed to a keyring or key store failing.
+    package struct Malformed: Error, Sendable, CustomStringConvertible {
+        package let description: String
+        package init(_ description: String) { self.description = description }
+    }
+
+    /// Whether `error` says an item's bytes are wrong (damaged, moved, not JSON, ``Malformed``),
+    /// so the item can be skipped and named, as opposed to the keyring or the key store
+    /// failing (a missing key included), which must reach the caller.
+    package static func isDamage(_ error: any Error) -> Bool {
+        switch error {
+        case is Misplaced, is Malformed, is DecodingError: return true
+        case StorageError.decryptionFailed(_, let cause): return isDamage(cause)
+        case EncryptorError.failedToDecrypt(let cause?): return isDamage(cause)
+        case EncryptorError.failedToDecrypt(nil): return true
+        case let error as EnvelopeError:
+            if case .unknownKey = error { return false }
+            return true
+        default: return false
+        }
+    }
 }

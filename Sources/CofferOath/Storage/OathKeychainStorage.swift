@@ -3,32 +3,38 @@ import CofferMFAEngine
 import CofferStorage
 import Foundation
 
-/// ``OathStorage`` on the OS keyring (the freedesktop Secret Service), in the layout of Ping's
-/// `OathKeychainStorage`: per credential, a metadata item and a secret item apart.
+/// ``OathStorage`` on the OS keyring (the freedesktop Secret Service), under Ping's service
+/// name: every credential of the storage, secret included, in one sealed item, its *book*.
 ///
-/// | item | `service` attribute | `account` attribute | holds |
+/// | item | `service` attribute | other attributes | holds |
 /// | --- | --- | --- | --- |
-/// | metadata | `service` (`com.pingidentity.oath`) | the credential's id | its JSON, without the secret |
-/// | secret | `service` + `.secrets` | the credential's id | the secret, sealed |
+/// | the credentials | `service` (`com.pingidentity.oath`) | `kind=credentials` | every credential with its secret, as JSON, sealed |
 /// | HOTP counters | `service` + `.counters` | — | the counter memory (`HOTPCounterLedger`), sealed |
 ///
-/// Both items also carry `accessGroup` (empty without one). Coffer does better than Ping:
-/// - the secret is sealed (AES-GCM, a key kept in the keyring under `<service>.key`) and bound
-///   to its credential, and the metadata's id must match its item: an item moved onto another
-///   credential is refused with ``OathStorageError/storageCorrupted(_:)``;
+/// Both items also carry `accessGroup` (empty without one), and each value is sealed (AES-GCM,
+/// a key kept in the keyring under `<service>.key`) and bound to its service and access group:
+/// an item moved onto another storage's attributes is refused with
+/// ``OathStorageError/storageCorrupted(_:)``.
+///
+/// Ping keeps two items per credential (the metadata in the clear, the secret apart); Coffer
+/// keeps one book, because the Secret Service has no range queries: at 1,000 credentials a
+/// listing reads one item instead of 2,000 (docs/performance.md, P9). Ping's items, which
+/// Coffer 0.3 wrote, are moved into the book on first use (`CredentialBook`). Better than Ping:
+/// - nothing is in the keyring in the clear, not even an issuer or an account name;
 /// - every write, and the HOTP counter's read-increment-write, holds the keyring's lock
 ///   (`KeyringLock`, named after the service), so processes and shells of the user never
-///   issue one code twice and a removal is never undone;
-/// - credentials are listed oldest first, and an unreadable one is logged, never dropped
-///   silently.
+///   issue one code twice and a removal is never undone; every change is one item write,
+///   which is atomic;
+/// - credentials are listed oldest first, and a book that cannot be read fails the call
+///   rather than reading as no credentials.
 public final class OathKeychainStorage: OathCounterStorage {
     /// The `service` attribute of the metadata items.
     public let service: String
     /// How items are protected.
     public let securityOptions: OathKeychainSecurityOptions
     let items: SealedKeyringItems
-    private var keyring: SecretService { items.keyring }
     private let logger: any CofferMFACommons.Logger
+    private let book: CredentialBook
 
     /// A storage under `service`, sealing with a key from the keyring. Nothing is checked until
     /// the first call: a keyring that cannot be used then gives ``OathStorageError/accessDenied(_:)``.
@@ -50,8 +56,11 @@ public final class OathKeychainStorage: OathCounterStorage {
     ) {
         self.service = service
         self.securityOptions = securityOptions
-        self.items = SealedKeyringItems(keyAlias: service + ".key", lockName: service, timeout: timeout)
-        self.logger = logger ?? LogManager.logger
+        let items = SealedKeyringItems(keyAlias: service + ".key", lockName: service, timeout: timeout)
+        let logger = logger ?? LogManager.logger
+        self.items = items
+        self.logger = logger
+        self.book = CredentialBook(service: service, accessGroup: securityOptions.accessGroup ?? "", items: items, logger: logger)
     }
 
     /// A storage with the given access group and accessibility (no biometrics).
@@ -68,16 +77,15 @@ public final class OathKeychainStorage: OathCounterStorage {
     public func storeOathCredential(_ credential: OathCredential) async throws {
         let id = credential.id
         try await logger.logged("Storing OATH credential with ID: \(id)", failure: "Failed to store OATH credential with ID \(id)",
-                         success: { _ in (.debug, "Successfully stored OATH credential with ID: \(id)") }) { try await store(credential) }
-    }
-
-    private func store(_ credential: OathCredential) async throws {
-        try await run("store credential") {
-            let sealed = try await items.seal(credential.secret, boundTo: field(credential.id))
-            try await items.exclusively {
-                try await keyring.store(sealed, attributes: secretAttributes(credential.id),
-                                        label: "OATH secret: \(credential.issuer)", contentType: "application/octet-stream")
-                try await storeMetadata(credential)
+                         success: { _ in (.debug, "Successfully stored OATH credential with ID: \(id)") }) {
+            try await run("store credential") {
+                try await book.change { credentials in
+                    if let index = credentials.firstIndex(where: { $0.id == id }) {
+                        credentials[index] = credential
+                    } else {
+                        credentials.append(credential)
+                    }
+                }
             }
         }
     }
@@ -85,124 +93,54 @@ public final class OathKeychainStorage: OathCounterStorage {
     public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
         try await logger.logged("Retrieving OATH credential with ID: \(credentialId)", failure: "Failed to retrieve OATH credential with ID \(credentialId)",
                          success: { (.debug, $0 == nil ? "OATH credential with ID \(credentialId) not found" : "Successfully retrieved OATH credential with ID: \(credentialId)") }) {
-            try await run("retrieve credential") { try await read(credentialId) }
+            try await run("retrieve credential") { try await book.credentials().first { $0.id == credentialId } }
         }
     }
 
-    /// Every readable credential, oldest first; one that cannot be read is logged and skipped,
-    /// as in Ping (``retrieveOathCredential(credentialId:)`` names its fault).
+    /// Every credential, oldest first. A book that cannot be read fails the call with
+    /// ``OathStorageError/storageCorrupted(_:)`` (Ping skips an unreadable credential; here one
+    /// unreadable item would hide them all).
     public func getAllOathCredentials() async throws -> [OathCredential] {
         try await logger.logged("Retrieving all OATH credentials", failure: "Failed to retrieve all OATH credentials",
-                         success: { (.debug, "Successfully retrieved \($0.count) OATH credentials") }) { try await allCredentials() }
-    }
-
-    private func allCredentials() async throws -> [OathCredential] {
-        try await run("retrieve credentials") {
-            let metadata = try await keyring.search(metadataAttributes(nil), loadLabels: false)
-            let secrets = Dictionary(try await keyring.search(secretAttributes(nil), loadLabels: false).map { ($0.attributes["account"] ?? "", $0) },
-                                     uniquingKeysWith: { first, _ in first })
-            var credentials: [OathCredential] = []
-            for item in metadata {
-                let id = item.attributes["account"] ?? ""
-                do {
-                    credentials.append(try await open(item, secret: secrets[id], id: id))
-                } catch {
-                    logger.w("Skipped an OATH credential that cannot be read (\(id))", error: error)
-                }
+                         success: { (.debug, "Successfully retrieved \($0.count) OATH credentials") }) {
+            try await run("retrieve credentials") {
+                try await book.credentials().sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
             }
-            return credentials.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         }
     }
 
     public func removeOathCredential(credentialId: String) async throws -> Bool {
         try await logger.logged("Removing OATH credential with ID: \(credentialId)", failure: "Failed to remove OATH credential with ID \(credentialId)",
                          success: { (.debug, $0 ? "Successfully removed OATH credential with ID: \(credentialId)" : "OATH credential with ID \(credentialId) not found for removal") }) {
-            try await remove(credentialId)
-        }
-    }
-
-    private func remove(_ credentialId: String) async throws -> Bool {
-        try await run("remove credential") {
-            try await items.exclusively {
-                let removed = try await keyring.clear(metadataAttributes(credentialId)) > 0
-                try await keyring.clear(secretAttributes(credentialId))
-                return removed
+            try await run("remove credential") {
+                try await book.change { credentials in
+                    let before = credentials.count
+                    credentials.removeAll { $0.id == credentialId }
+                    return credentials.count < before
+                }
             }
         }
     }
 
+    /// Removes every credential, including any the keyring holds that cannot be read.
     public func clearOathCredentials() async throws {
         try await logger.logged("Clearing all OATH credentials", failure: "Failed to clear all OATH credentials",
-                         success: { _ in (.debug, "Successfully cleared all OATH credentials") }) { try await clear() }
-    }
-
-    private func clear() async throws {
-        try await run("clear credentials") {
-            try await items.exclusively {
-                try await keyring.clear(metadataAttributes(nil))
-                try await keyring.clear(secretAttributes(nil))
-            }
+                         success: { _ in (.debug, "Successfully cleared all OATH credentials") }) {
+            try await run("clear credentials") { try await items.exclusively { try await book.removeAll() } }
         }
     }
 
-    /// Reads, changes and stores the credential's metadata under the keyring's lock (the secret,
-    /// which an update never changes, stays as it is).
+    /// Reads, changes and stores the credential under the keyring's lock.
     public func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
         try await run("store credential") {
-            try await items.exclusively {
-                guard let credential = try await read(credentialId) else { return nil }
+            try await book.change { credentials in
+                guard let index = credentials.firstIndex(where: { $0.id == credentialId }) else { return nil }
+                let credential = credentials[index]
                 let next = try change(credential)
                 try credential.requireSameCredential(next)
-                try await storeMetadata(next)
+                credentials[index] = next
                 return credential
             }
-        }
-    }
-
-    // MARK: - Items
-
-    private func metadataAttributes(_ id: String?) -> [String: String] {
-        var attributes = ["service": service, "accessGroup": securityOptions.accessGroup ?? ""]
-        attributes["account"] = id
-        return attributes
-    }
-
-    private func secretAttributes(_ id: String?) -> [String: String] {
-        var attributes = ["service": service + ".secrets", "accessGroup": securityOptions.accessGroup ?? ""]
-        attributes["account"] = id
-        return attributes
-    }
-
-    /// Where a secret belongs: what its seal is bound to.
-    private func field(_ id: String) -> String { "oath/\(service)/\(id)/secret" }
-
-    private func storeMetadata(_ credential: OathCredential) async throws {
-        try await keyring.store(try JSONEncoder().encode(credential), attributes: metadataAttributes(credential.id),
-                                label: "OATH credential: \(credential.issuer)", contentType: "application/json")
-    }
-
-    private func read(_ id: String) async throws -> OathCredential? {
-        guard let item = try await items.single(metadataAttributes(id)) else { return nil }
-        guard let secret = try await items.single(secretAttributes(id)) else {
-            throw OathStorageError.storageCorrupted("the credential \(id) has metadata but no secret")
-        }
-        return try await open(item, secret: secret, id: id)
-    }
-
-    /// The credential from its two items, each checked to belong to `id`.
-    private func open(_ item: SecretService.Item, secret: SecretService.Item?, id: String) async throws -> OathCredential {
-        guard !item.isLocked else { throw KeychainError.locked }
-        guard let json = item.secret else { throw OathStorageError.storageCorrupted("the credential \(id) has no metadata") }
-        let credential: OathCredential
-        do { credential = try JSONDecoder().decode(OathCredential.self, from: json) } catch {
-            throw OathStorageError.storageFailure("Failed to retrieve credential", error)
-        }
-        guard credential.id == id else { throw OathStorageError.storageCorrupted("the metadata of \(id) belongs to another credential") }
-        guard let secret, let sealed = secret.secret else { throw OathStorageError.storageCorrupted("the credential \(id) has metadata but no secret") }
-        do {
-            return credential.withSecret(try await items.open(sealed, boundTo: field(id)))
-        } catch is SealedKeyringItems.Misplaced {
-            throw OathStorageError.storageCorrupted("the secret of \(id) does not belong to it")
         }
     }
 

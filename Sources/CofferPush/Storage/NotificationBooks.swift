@@ -92,7 +92,7 @@ final class NotificationBooks: Sendable {
             do {
                 let notifications = try JSONDecoder().decode([PushNotification].self, from: Data(try text.get().utf8))
                 guard notifications.allSatisfy({ $0.credentialId == credentialId }) else {
-                    throw PushStorageError.storageFailure("a book of notifications holds another credential's notification", nil)
+                    throw SealedKeyringItems.Malformed("a book of notifications holds another credential's notification")
                 }
                 if var book = shelf.books[credentialId] {
                     shelf.copied.insert(credentialId)
@@ -102,7 +102,7 @@ final class NotificationBooks: Sendable {
                 } else {
                     shelf.books[credentialId] = Book(credentialId: credentialId, notifications: notifications)
                 }
-            } catch where Self.isDamage(error) {
+            } catch where SealedKeyringItems.isDamage(error) {
                 shelf.damaged[credentialId] = error
             }
         }
@@ -128,21 +128,6 @@ final class NotificationBooks: Sendable {
             throw PushStorageError.storageFailure(
                 "two keyring items hold the notifications of credential \(credentialId) (the default keyring changed?); "
                     + "they are read together, and change again once one of them is removed", nil)
-        }
-    }
-
-    /// Whether `error` says a book's bytes are wrong (damaged, moved, not JSON), as opposed to
-    /// the keyring or the key store failing, which must reach the caller.
-    static func isDamage(_ error: any Error) -> Bool {
-        switch error {
-        case is SealedKeyringItems.Misplaced, is DecodingError, is PushStorageError: return true
-        case StorageError.decryptionFailed(_, let cause): return isDamage(cause)
-        case EncryptorError.failedToDecrypt(let cause?): return isDamage(cause)
-        case EncryptorError.failedToDecrypt(nil): return true
-        case let error as EnvelopeError:
-            if case .unknownKey = error { return false }
-            return true
-        default: return false
         }
     }
 
@@ -208,10 +193,10 @@ final class NotificationBooks: Sendable {
             let id = item.attributes["account"] ?? ""
             do {
                 let notification = try JSONDecoder().decode(PushNotification.self, from: Data(try text.get().utf8))
-                guard notification.id == id else { throw PushStorageError.storageFailure("the item holds the notification \(notification.id)", nil) }
+                guard notification.id == id else { throw SealedKeyringItems.Malformed("the item holds the notification \(notification.id)") }
                 // Two old items of one id (0.3 kept one per message id and notification id): the first is kept, both are removed.
                 if seen.insert(id).inserted { moving[notification.credentialId, default: []].append(notification) }
-            } catch where Self.isDamage(error) {
+            } catch where SealedKeyringItems.isDamage(error) {
                 logger.w("Left a push notification of the older layout that cannot be read (\(service) \(id))", error: error)
             }
         }

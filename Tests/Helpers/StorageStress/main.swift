@@ -17,6 +17,8 @@
 //   coffer-stress postgres-hotp URL KEK OWNER UUID COUNT   claims COUNT HOTP counters; prints each
 //   coffer-stress oath-hotp-keychain SERVICE ID COUNT  COUNT HOTP codes of credential ID through OathClient on
 //                                                         OathKeychainStorage(service:); prints each code's counter
+//   coffer-stress oath-keychain-read SERVICE KILL_AT  lists OathKeychainStorage(service:)'s credentials, killing itself
+//                                                         (SIGKILL) just before its KILL_AT-th keyring write (0: never); prints how many
 //   coffer-stress oath-hotp-sqlite DB KEYS ID COUNT   the same on SQLiteOathStorage(path: DB) sealed with keys in KEYS
 //   coffer-stress oath-hotp-postgres URL KEK OWNER ID COUNT  the same on PostgresOathStorage(owner: OWNER)
 //   coffer-stress platform-default DIR ACCOUNT      saves and reads a value through PlatformDefaultStorage (file
@@ -290,6 +292,19 @@ case "oath-hotp-keychain":
         for _ in 0..<count { print(try await client.generateCodeWithValidity(arguments[2]).counter) }
     } catch {
         fail(["oath-hotp-keychain: \(error)"])
+    }
+
+case "oath-keychain-read":
+    guard arguments.count == 3, let killAt = Int(arguments[2]) else { fail([usage]) }
+    do {
+        let storage = OathKeychainStorage(service: arguments[1], timeout: .seconds(60))
+        let writes = Mutex(0)
+        let listed = try await KeyringFaults.$beforeWrite.withValue({ _, _ in
+            if writes.withLock({ $0 += 1; return $0 }) == killAt { kill(getpid(), SIGKILL) }
+        }) { try await storage.getAllOathCredentials() }
+        print(listed.count)
+    } catch {
+        fail(["oath-keychain-read: \(error)"])
     }
 
 case "oath-hotp-sqlite":

@@ -24,6 +24,8 @@ struct PingStorageBenchmark {
     var quick: Bool
     var postgres: String?
     var keychainNotifications: Int?
+    /// `OathKeychainStorage`'s size in P9 (`nil`: not measured).
+    var keychainCredentials: Int?
     let logger = Logger(label: "bench.ping")
 
     var credentials: Int { quick ? 500 : 10_000 }
@@ -62,6 +64,41 @@ struct PingStorageBenchmark {
             guard try await storage.getAllOathCredentials().count == credentials else { throw BenchFailure("P9: a listing lost credentials") }
         }
         report.add(Row(id: "P9", measurement: "\(label): getAllOathCredentials", coffer: all, target: .medianAtMost(30_000_000)))
+        if let keychainCredentials { try await runOathKeychain(credentials: keychainCredentials, into: report) }
+    }
+
+    /// `OathKeychainStorage` at `credentials`, stored through the API (each store rewrites the
+    /// one sealed item that holds them all, and gnome-keyring its whole file).
+    private func runOathKeychain(credentials: Int, into report: Report) async throws {
+        let storage = OathKeychainStorage(service: "org.coffer.bench.oath.\(UUID().uuidString.prefix(8))", timeout: .seconds(120))
+        for index in 0..<credentials {
+            try await storage.storeOathCredential(OathCredential(
+                id: "oath-\(index)", issuer: "Issuer \(index % 97)", accountName: "user\(index)@example.com", oathType: index % 3 == 0 ? .hotp : .totp,
+                secretKey: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"))
+        }
+        let label = "OathKeychainStorage at \(Format.count(credentials)) credentials"
+        let count = quick ? 3 : 20
+        let all = try await measureEachAsync(count: count) {
+            guard try await storage.getAllOathCredentials().count == credentials else { throw BenchFailure("P9: a keyring listing lost credentials") }
+        }
+        report.add(Row(id: "P9", measurement: "\(label): getAllOathCredentials", coffer: all, target: .medianAtMost(50_000_000)))
+        var random = SystemRandomNumberGenerator()
+        let retrieve = try await measureEachAsync(count: count) {
+            let id = "oath-\(Int.random(in: 0..<credentials, using: &random))"
+            guard try await storage.retrieveOathCredential(credentialId: id) != nil else { throw BenchFailure("P9: \(id) not found on the keyring") }
+        }
+        report.add(Row(id: "P9", measurement: "\(label): retrieveOathCredential", coffer: retrieve, target: .medianAtMost(50_000_000)))
+        let update = try await measureEachAsync(count: count) {
+            guard try await storage.updateOathCredential(credentialId: "oath-0", { credential in
+                var next = credential
+                next.counter += 1
+                return next
+            }) != nil else {
+                throw BenchFailure("P9: oath-0 not found on the keyring")
+            }
+        }
+        report.add(Row(id: "P9", measurement: "\(label): updateOathCredential (a HOTP code's counter)", coffer: update))
+        try await storage.clearOathCredentials()
     }
 
     // MARK: - P10

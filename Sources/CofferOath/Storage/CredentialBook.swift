@@ -1,0 +1,227 @@
+import CofferMFACommons
+import CofferMFAEngine
+import CofferStorage
+import Foundation
+import Synchronization
+
+/// How ``OathKeychainStorage`` keeps its credentials on the keyring: one sealed item, the
+/// *book*, holding every credential of the storage (its service and access group), secrets
+/// included, as one JSON array.
+///
+/// Why one item and not Ping's two per credential (metadata, and the secret apart): the Secret
+/// Service has no range queries, and gnome-keyring answers each found item's attributes in
+/// about 0.4 ms and its secret in 0.14 ms, so a listing of 1,000 credentials read 2,000 items
+/// (over a second). A book of 1,000 reads in one search (a few milliseconds). Writes cost what
+/// they did: gnome-keyring rewrites its whole keyring file on every change either way, and
+/// every change is one item write, which gnome-keyring makes atomically, so a process killed
+/// at any point leaves the old book or the new. The metadata is sealed too now (Ping kept it
+/// in the clear).
+///
+/// | item | attributes | sealed value, bound to |
+/// | --- | --- | --- |
+/// | the book | `service`, `accessGroup`, `kind=credentials` | the service and the access group |
+///
+/// Items of Ping's layout, which Coffer 0.3 wrote (`service` with `account` = the id, and
+/// `service.secrets`), are moved into the book the first time a process uses the storage,
+/// under the keyring lock: the book is written first, then the old items deleted, so a
+/// process killed in between leaves copies that the next move merges (the book's copy wins),
+/// never a gap. An old credential that cannot be opened is left where it is and logged;
+/// ``OathKeychainStorage/clearOathCredentials()`` removes it too.
+final class CredentialBook: Sendable {
+    private let service: String
+    private let accessGroup: String
+    private let items: SealedKeyringItems
+    private let logger: any CofferMFACommons.Logger
+    /// Set once this process has found nothing of the older layout left (or moved it all), so
+    /// the check costs two path-only searches per process.
+    private let layoutChecked = Mutex(false)
+
+    init(service: String, accessGroup: String, items: SealedKeyringItems, logger: any CofferMFACommons.Logger) {
+        self.service = service
+        self.accessGroup = accessGroup
+        self.items = items
+        self.logger = logger
+    }
+
+    /// One credential as the book holds it: `OathCredential`'s JSON leaves the secret out.
+    private struct Entry: Codable {
+        let credential: OathCredential
+        let secret: String
+    }
+
+    // MARK: - Attributes and binding
+
+    private var book: [String: String] { ["service": service, "accessGroup": accessGroup, "kind": "credentials"] }
+    private var oldMetadata: [String: String] { ["service": service, "accessGroup": accessGroup] }
+    private var oldSecrets: [String: String] { ["service": service + ".secrets", "accessGroup": accessGroup] }
+    /// What the book is sealed to: the service and the access group, lengths first so that no
+    /// two pairs read alike.
+    private var field: String { "oath-book/\(service.utf8.count):\(service)/\(accessGroup.utf8.count):\(accessGroup)" }
+
+    // MARK: - Reading
+
+    /// What a search for the book found.
+    struct Shelf: Sendable {
+        /// Every credential of the items that open, in the book's order; where two items hold
+        /// one id (the default collection changed), the first is kept.
+        var credentials: [OathCredential] = []
+        /// How many keyring items hold a book.
+        var items = 0
+        /// Why an item of the book does not open, if one does not.
+        var damage: (any Error)?
+    }
+
+    /// The book as the keyring holds it now. A keyring or key store that fails, or a locked
+    /// item, fails the call; a book that does not open is named in ``Shelf/damage``.
+    func shelf() async throws -> Shelf {
+        let found = try await items.keyring.search(book, loadLabels: false)
+        guard found.allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
+        let texts = await items.openEach(found.map { ($0.secret ?? Data(), field) })
+        var shelf = Shelf(items: found.count)
+        var seen: Set<String> = []
+        for text in texts {
+            do {
+                let entries = try JSONDecoder().decode([Entry].self, from: Data(try text.get().utf8))
+                guard Set(entries.map(\.credential.id)).count == entries.count else {
+                    throw SealedKeyringItems.Malformed("the book of OATH credentials names a credential twice")
+                }
+                for entry in entries where seen.insert(entry.credential.id).inserted {
+                    shelf.credentials.append(entry.credential.withSecret(entry.secret))
+                }
+            } catch where SealedKeyringItems.isDamage(error) {
+                shelf.damage = shelf.damage ?? error
+            }
+        }
+        return shelf
+    }
+
+    /// Every credential, after any move of the older layout. A book that does not open fails
+    /// the call (``OathStorageError/storageCorrupted(_:)``): it may hold any of them, so no
+    /// listing without it would be true.
+    func credentials() async throws -> [OathCredential] {
+        try await ensureLayout()
+        let shelf = try await shelf()
+        if let damage = shelf.damage {
+            logger.e("The book of OATH credentials cannot be read (\(service))", error: damage)
+            throw OathStorageError.storageCorrupted("the keyring item holding the OATH credentials of \(service) cannot be read")
+        }
+        return shelf.credentials
+    }
+
+    // MARK: - Changing (under the keyring lock)
+
+    /// Reads the book, lets `change` edit its credentials and writes it back if they changed,
+    /// all holding the keyring lock, so no process's change is lost between another's read and
+    /// write. A book that does not open, or is held by two items, is never rewritten: the call
+    /// fails and nothing changes.
+    func change<R>(_ change: (inout [OathCredential]) throws -> R) async throws -> R {
+        try await ensureLayout()
+        return try await items.exclusively {
+            let shelf = try await shelf()
+            try checkChangeable(shelf)
+            var credentials = shelf.credentials
+            let result = try change(&credentials)
+            if try Self.differ(credentials, shelf.credentials) { try await write(credentials) }
+            return result
+        }
+    }
+
+    /// Removes the book and every item of the older layout, readable or not. Call inside the
+    /// keyring lock.
+    func removeAll() async throws {
+        _ = try await items.keyring.clear(book)
+        _ = try await items.keyring.clear(oldMetadata)
+        _ = try await items.keyring.clear(oldSecrets)
+    }
+
+    private func checkChangeable(_ shelf: Shelf) throws {
+        if let damage = shelf.damage {
+            logger.e("The book of OATH credentials cannot be read (\(service)); nothing was changed", error: damage)
+            throw OathStorageError.storageCorrupted("the keyring item holding the OATH credentials of \(service) cannot be read; nothing was changed")
+        }
+        if shelf.items > 1 {
+            throw OathStorageError.storageFailure(
+                "\(shelf.items) keyring items hold the OATH credentials of \(service) (the default keyring changed?); "
+                    + "they are read together, and change again once all but one are removed", nil)
+        }
+    }
+
+    /// Whether two lists would be written differently (the order, a field or a secret).
+    private static func differ(_ one: [OathCredential], _ other: [OathCredential]) throws -> Bool {
+        guard one.count == other.count, zip(one, other).allSatisfy({ $0.id == $1.id && $0.secret == $1.secret }) else { return true }
+        return try JSONEncoder().encode(one) != JSONEncoder().encode(other)
+    }
+
+    /// Replaces the book in one item write; an empty book is deleted.
+    private func write(_ credentials: [OathCredential]) async throws {
+        guard !credentials.isEmpty else {
+            _ = try await items.keyring.clear(book)
+            return
+        }
+        let entries = credentials.map { Entry(credential: $0, secret: $0.secret) }
+        let sealed = try await items.seal(String(decoding: try JSONEncoder().encode(entries), as: UTF8.self), boundTo: field)
+        try await items.keyring.store(sealed, attributes: book, label: "Coffer OATH credentials (\(service))",
+                                      contentType: "application/octet-stream")
+    }
+
+    // MARK: - The older layout
+
+    /// Moves items of the older layout into the book, once per process (see the type's
+    /// documentation). Nothing is written where there is nothing to move.
+    private func ensureLayout() async throws {
+        guard !layoutChecked.withLock({ $0 }) else { return }
+        let bookItems = try await items.keyring.count(book)
+        let metadataItems = try await items.keyring.count(oldMetadata)
+        let secretItems = try await items.keyring.count(oldSecrets)
+        if metadataItems > bookItems || secretItems > 0 {
+            guard try await items.exclusively({ try await moveOldItems() }) else { return }  // some left for a later try
+        }
+        layoutChecked.withLock { $0 = true }
+    }
+
+    /// Moves what opens; returns whether nothing of the older layout is left. An old credential
+    /// that cannot be read stays where it is, logged; a keyring or key store failure stops the
+    /// move before anything is deleted.
+    private func moveOldItems() async throws -> Bool {
+        let metadata = try await items.keyring.search(oldMetadata, loadLabels: false).filter { $0.attributes["kind"] == nil }
+        let secrets = try await items.keyring.search(oldSecrets, loadLabels: false).filter { $0.attributes["kind"] == nil }
+        guard (metadata + secrets).allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
+        let secretItems = Dictionary(secrets.map { ($0.attributes["account"] ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        let ids = metadata.map { $0.attributes["account"] ?? "" }
+        let opened = await items.openEach(ids.map { (secretItems[$0]?.secret ?? Data(), "oath/\(service)/\($0)/secret") })
+        var moving: [OathCredential] = []
+        for (index, item) in metadata.enumerated() {
+            let id = ids[index]
+            do {
+                let credential = try JSONDecoder().decode(OathCredential.self, from: item.secret ?? Data())
+                guard credential.id == id else { throw SealedKeyringItems.Malformed("the item of \(id) holds the credential \(credential.id)") }
+                guard secretItems[id] != nil else { throw SealedKeyringItems.Malformed("the credential \(id) has no secret") }
+                moving.append(credential.withSecret(try opened[index].get()))
+            } catch where SealedKeyringItems.isDamage(error) {
+                logger.w("Left an OATH credential of the older layout that cannot be read (\(service) \(id))", error: error)
+            }
+        }
+        let shelf = try await shelf()
+        do { try checkChangeable(shelf) } catch {
+            logger.w("Left the older OATH items of \(service) where they are", error: error)
+            return false
+        }
+        let kept = Set(shelf.credentials.map(\.id))
+        let added = moving.filter { !kept.contains($0.id) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        if !added.isEmpty { try await write(shelf.credentials + added) }
+        for credential in moving {
+            _ = try await items.keyring.clear(oldMetadata.merging(["account": credential.id]) { $1 })
+            _ = try await items.keyring.clear(oldSecrets.merging(["account": credential.id]) { $1 })
+        }
+        // A secret with no metadata item is what the older layout left when a process stopped
+        // between its two writes (the secret was written first, and deleted last): a store
+        // that never finished or a removal that did. No credential can be made of it.
+        let named = Set(ids)
+        for id in Set(secretItems.keys).subtracting(named) {
+            logger.w("Removed an OATH secret of the older layout that no credential names (\(service) \(id))", error: nil)
+            _ = try await items.keyring.clear(oldSecrets.merging(["account": id]) { $1 })
+        }
+        logger.i("Moved \(moving.count) OATH credentials into one keyring item (\(service))")
+        return moving.count == metadata.count
+    }
+}
