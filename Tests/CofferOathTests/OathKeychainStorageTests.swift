@@ -133,6 +133,21 @@ struct OathKeychainStorageTests {
         }
     }
 
+    @Test("4 processes × 10 credentials into one book at once, from Ping's layout: the move made once, all 43 kept (the keyring lock)")
+    func fourProcessesStoring() async throws {
+        let service = Self.service()
+        try await Self.writeOldLayout(service, Self.oldLayoutSet())
+        let run = try await CofferProcess.stressAtOnce(["oath-keychain-store", service, "10"])
+        #expect(run.allSucceeded, "\(run.failures)")
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        let ids = try await storage.getAllOathCredentials().map(\.id)
+        #expect(ids.count == 43 && Set(ids).count == 43, "\(ids.count) listed")
+        #expect(Set(ids).isSuperset(of: Self.oldLayoutSet().map(\.id)))
+        let keyring = SecretService()
+        #expect(try await keyring.search(["service": service], loadSecrets: false).map { $0.attributes["kind"] } == ["credentials"])
+        try await storage.clearOathCredentials()
+    }
+
     @Test("a book that cannot be opened: listings fail rather than read as empty, a store fails rather than replace it, clear removes it")
     func damagedBook() async throws {
         let service = Self.service()

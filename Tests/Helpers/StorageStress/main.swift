@@ -17,6 +17,8 @@
 //   coffer-stress postgres-hotp URL KEK OWNER UUID COUNT   claims COUNT HOTP counters; prints each
 //   coffer-stress oath-hotp-keychain SERVICE ID COUNT  COUNT HOTP codes of credential ID through OathClient on
 //                                                         OathKeychainStorage(service:); prints each code's counter
+//   coffer-stress oath-keychain-store SERVICE COUNT  stores COUNT credentials (ids named after this process) in
+//                                                         OathKeychainStorage(service:), then prints how many it lists
 //   coffer-stress oath-keychain-read SERVICE KILL_AT  lists OathKeychainStorage(service:)'s credentials, killing itself
 //                                                         (SIGKILL) just before its KILL_AT-th keyring write (0: never); prints how many
 //   coffer-stress oath-hotp-sqlite DB KEYS ID COUNT   the same on SQLiteOathStorage(path: DB) sealed with keys in KEYS
@@ -292,6 +294,19 @@ case "oath-hotp-keychain":
         for _ in 0..<count { print(try await client.generateCodeWithValidity(arguments[2]).counter) }
     } catch {
         fail(["oath-hotp-keychain: \(error)"])
+    }
+
+case "oath-keychain-store":
+    guard arguments.count == 3, let count = Int(arguments[2]) else { fail([usage]) }
+    do {
+        let storage = OathKeychainStorage(service: arguments[1], timeout: .seconds(60))
+        for index in 0..<count {
+            try await storage.storeOathCredential(OathCredential(
+                id: "p\(getpid())-\(index)", issuer: "Stress", accountName: "p\(getpid())-\(index)", oathType: .totp, secretKey: "JBSWY3DPEHPK3PXP"))
+        }
+        print(try await storage.getAllOathCredentials().count)
+    } catch {
+        fail(["oath-keychain-store: \(error)"])
     }
 
 case "oath-keychain-read":
