@@ -121,12 +121,10 @@ public struct FileLock: Sendable {
             throw StorageError.io(operation: "open lock file", path: path, code: code)
         }
         do {
-            try FileTrust.check(descriptor: fd, path: path, .file)
+            let info = try FileTrust.check(descriptor: fd, path: path, .file)
             // A umask that takes the owner's bits away (0277) made it 0400 when it was created:
             // this process holds it open for writing, but the next open for writing (as anyone
             // but root) would be refused. Yours, as just checked: give it the 0600 it was meant to have.
-            var info = stat()
-            try POSIX.call("inspect", path) { fstat(fd, &info) }
             if info.st_mode & 0o600 != 0o600 { try POSIX.call("set permissions of", path) { fchmod(fd, 0o600) } }
         } catch {
             close(fd)

@@ -37,11 +37,14 @@ public enum FileTrust {
     /// and no other user can swap any directory or link above it (``checkPath(_:)``).
     private static let trustedDirectories = Mutex<Set<String>>([])
 
-    /// Checks the open descriptor `fd` of `path` against `requirement`.
-    public static func check(descriptor fd: Int32, path: String, _ requirement: Requirement) throws(StorageError) {
+    /// Checks the open descriptor `fd` of `path` against `requirement`; returns what `fstat`
+    /// read, for a caller that needs more of it.
+    @discardableResult
+    public static func check(descriptor fd: Int32, path: String, _ requirement: Requirement) throws(StorageError) -> stat {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .io(operation: "inspect", path: path, code: errno) }
         try check(info, path: path, requirement)
+        return info
     }
 
     /// Checks `info` (from `fstat` on an open descriptor of `path`) against `requirement`;

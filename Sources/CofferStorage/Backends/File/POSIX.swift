@@ -79,12 +79,13 @@ enum POSIX {
         guard fd != -1 else { throw .io(operation: "create", path: path, code: errno) }
         // The mode given to open is filtered by the umask, which can only take bits away: make it
         // exactly 0600 when the umask took some (only then, since a mode change is one more
-        // metadata update for the write's fsync to journal), and check it either way.
+        // metadata update for the write's fsync to journal). Its type and owner are checked on
+        // the same `fstat`; its mode is then 0600, as read or as just set.
         do {
             var info = stat()
             try call("inspect", path) { fstat(fd, &info) }
+            try FileTrust.check(info, path: path, .privateFile, checkingMode: false)
             if info.st_mode & 0o7777 != 0o600 { try call("set permissions of", path) { fchmod(fd, 0o600) } }
-            try FileTrust.check(descriptor: fd, path: path, .privateFile)
         } catch {
             close(fd)
             unlink(path)
