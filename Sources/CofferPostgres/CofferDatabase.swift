@@ -40,8 +40,13 @@ public final class CofferDatabase: Service, CustomReflectable, Sendable {
         /// Tuning, each with its default.
         public struct Options: Sendable {
             /// How long one operation (leasing a connection included) may take before it fails
-            /// with `.unavailable`. Default 10 s.
-            public var operationTimeout: Duration = .seconds(10)
+            /// with `.unavailable`. Default ``defaultOperationTimeout``.
+            public var operationTimeout: Duration = Options.defaultOperationTimeout
+            /// The whole number of seconds (1 to 3600) in the environment variable
+            /// `COFFER_DATABASE_TIMEOUT`, else 10 seconds: what an operation gets when the code
+            /// names no timeout, so an operator can give a loaded server longer without a rebuild.
+            /// A value that is not such a number is ignored.
+            public static let defaultOperationTimeout: Duration = EnvironmentTimeout.named("COFFER_DATABASE_TIMEOUT")
             /// How long ``CofferDatabase/migrate()`` may take once connected: it may wait for
             /// another instance's migration (under the advisory lock) and runs DDL, which a busy
             /// server does slowly. Default 2 minutes. Connecting is still under

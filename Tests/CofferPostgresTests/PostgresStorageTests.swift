@@ -170,7 +170,9 @@ struct PostgresStorageTests {
         try await TestPostgres.running(database, migrate: false) { database in
             await #expect { _ = try await PostgresStorage<Session>(database: database, namespace: "s", key: "k").get() } throws: { error in
                 // This database's own deadline, not another's or the default.
+                // It says how to give a loaded server longer.
                 (error as? PostgresStorageError)?.code == .unavailable && "\(error)".contains("within 2.0 seconds")
+                    && "\(error)".contains("COFFER_DATABASE_TIMEOUT")
             }
         }
     }

@@ -39,7 +39,8 @@ struct OperationDeadline: Sendable {
                     let watch = DeadlineWatch.shared.watch(until: .now + duration) {
                         race.finish(.failure(PostgresStorageError(.unavailable,
                             "The database did not answer within \(duration) while trying to \(operation). Check that the server "
-                            + "is running and reachable. The operation is one transaction: it took effect whole or not at all.")))
+                            + "is running and reachable, or give a loaded one longer (COFFER_DATABASE_TIMEOUT, in seconds, or "
+                            + "operationTimeout). The operation is one transaction: it took effect whole or not at all.")))
                     }
                     race.own(work, watch: watch)
                 }

@@ -25,6 +25,7 @@ enum ManualSections {
         ("COFFER_LOG_LEVEL", "The libraries' log lines on standard error: trace, debug, info, notice, warning, error or critical (default: critical)."),
         ("COFFER_DATABASE_URL", "With the postgres backend: the database URL, libpq's form: postgresql://user@/db?host=/run/postgresql for a Unix socket."),
         ("COFFER_DATABASE_KEK", "With the postgres backend: the key-encryption key, a file (default keys/postgres.kek in the data directory), keyring, tpm:FILE or credential:NAME."),
+        ("COFFER_DATABASE_TIMEOUT", "With the postgres backend: how many seconds one database operation may take before coffer gives up (exit 69): 1 to 3600, default 10."),
         ("COFFER_OWNER", "With the postgres backend: whose accounts (default: your login name)."),
         ("COFFER_LIBSECRET", "The libsecret library to load, an absolute path; so are COFFER_LIBZBAR, COFFER_LIBPNG, COFFER_LIBTURBOJPEG and COFFER_LIBQRENCODE for theirs."),
     ]

@@ -23,13 +23,7 @@ public struct SecretService: Sendable {
     /// seconds (1 to 3600) in the environment variable `COFFER_KEYRING_TIMEOUT`, else 10 seconds.
     /// Raise it for a keyring that answers slowly (one shared by many busy programs, a remote
     /// provider); a value that is not such a number is ignored.
-    public static let defaultTimeout: Duration = timeout(fromEnvironment: ProcessInfo.processInfo.environment["COFFER_KEYRING_TIMEOUT"])
-
-    /// The timeout `value` (the variable's text) asks for, or 10 seconds when it asks for none.
-    static func timeout(fromEnvironment value: String?) -> Duration {
-        guard let value, let seconds = Int(value), (1...3600).contains(seconds) else { return .seconds(10) }
-        return .seconds(seconds)
-    }
+    public static let defaultTimeout: Duration = EnvironmentTimeout.named("COFFER_KEYRING_TIMEOUT")
 
     /// Whether the default collection can be used now.
     public enum CollectionState: Sendable, Equatable {
