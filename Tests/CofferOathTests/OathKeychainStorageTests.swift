@@ -97,17 +97,102 @@ struct OathKeychainStorageTests {
         // Metadata whose secret is gone cannot be moved; a secret no metadata names can be of no credential.
         try await keyring.store(try JSONEncoder().encode(OathCredential(id: "no-secret", issuer: "X", accountName: "x", oathType: .totp, secretKey: "")),
                                 attributes: ["service": service, "accessGroup": "", "account": "no-secret"], label: "old", contentType: "application/json")
-        try await keyring.store(Data("sealed?".utf8), attributes: ["service": service + ".secrets", "accessGroup": "", "account": "orphan"],
+        let items = SealedKeyringItems(keyAlias: service + ".key", lockName: service, timeout: .seconds(60))
+        try await keyring.store(try await items.seal(Self.secret, boundTo: "oath/\(service)/orphan/secret"),
+                                attributes: ["service": service + ".secrets", "accessGroup": "", "account": "orphan"],
                                 label: "old", contentType: "application/octet-stream")
+        // Not sealed as this storage's: perhaps the metadata of a storage named "<service>.secrets". Left.
+        try await keyring.store(Data("{}".utf8), attributes: ["service": service + ".secrets", "accessGroup": "", "account": "other"],
+                                label: "old", contentType: "application/json")
         let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
         let listed = try await storage.getAllOathCredentials()
         #expect(listed.map(\.id) == ["old-0", "old-1", "old-2"] && listed.map(\.counter) == [0, 1, 2] && listed.allSatisfy { $0.secret == Self.secret })
         let left = try await keyring.search(["service": service], loadSecrets: false)
         #expect(left.filter { $0.attributes["kind"] == nil }.map { $0.attributes["account"] ?? "" } == ["no-secret"], "only the unreadable one stays")
         #expect(left.filter { $0.attributes["kind"] == "credentials" }.count == 1)
-        #expect(try await keyring.count(["service": service + ".secrets"]) == 0, "moved secrets and the orphan are gone")
+        let secretsLeft = try await keyring.search(["service": service + ".secrets"], loadSecrets: false)
+        #expect(secretsLeft.map { $0.attributes["account"] } == ["other"], "moved secrets and the orphan are gone, not what is not this storage's")
         try await storage.clearOathCredentials()
         #expect(try await keyring.count(["service": service]) == 0)
+        #expect(try await keyring.count(["service": service + ".secrets"]) == 1, "clear leaves what is not this storage's")
+        try await keyring.clear(["service": service + ".secrets"])
+    }
+
+    @Test("two metadata items for one id (a copy the keyring keeps apart): the credential is moved once, the book reads, both copies go")
+    func duplicateOldItems() async throws {
+        let service = Self.service()
+        let set = Self.oldLayoutSet()
+        try await Self.writeOldLayout(service, set)
+        let keyring = SecretService()
+        // Stored under its own xdg:schema, the copy is a second item; Coffer reads its attributes
+        // without xdg:schema, so it is a metadata item of old-0 like the first.
+        try await keyring.store(try JSONEncoder().encode(set[0]), attributes: ["service": service, "accessGroup": "", "account": "old-0",
+                                                                                "xdg:schema": "org.coffer.tests.copy"],
+                                label: "copy", contentType: "application/json")
+        try #require(try await keyring.count(["service": service, "account": "old-0"]) == 2)
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        #expect(try await storage.getAllOathCredentials().map(\.id) == set.map(\.id))
+        #expect(try await keyring.search(["service": service], loadSecrets: false).map { $0.attributes["kind"] } == ["credentials"])
+        try await storage.storeOathCredential(OathCredential(id: "new", issuer: "Example", accountName: "n", oathType: .totp, secretKey: Self.secret))
+        #expect(try await storage.getAllOathCredentials().count == 4, "the book is changeable")
+        try await storage.clearOathCredentials()
+    }
+
+    @Test("storages S and S.secrets side by side (S's old secrets and S.secrets's metadata have the same attributes): each moves and clears only its own")
+    func neighbourServices() async throws {
+        let service = Self.service()
+        let neighbour = service + ".secrets"
+        try await Self.writeOldLayout(service, Self.oldLayoutSet())
+        let theirs = ["x", "y"].map { OathCredential(id: $0, issuer: "Neighbour", accountName: $0, oathType: .totp, secretKey: "GEZDGNBVGY3TQOJQ") }
+        try await Self.writeOldLayout(neighbour, theirs)
+        let mine = OathKeychainStorage(service: service, timeout: .seconds(60))
+        let next = OathKeychainStorage(service: neighbour, timeout: .seconds(60))
+        #expect(try await mine.getAllOathCredentials().map(\.id) == Self.oldLayoutSet().map(\.id))
+        #expect(try await next.getAllOathCredentials().map(\.id) == ["x", "y"], "S's move left S.secrets's metadata alone")
+        try await mine.clearOathCredentials()
+        #expect(try await next.getAllOathCredentials().map(\.secret) == ["GEZDGNBVGY3TQOJQ", "GEZDGNBVGY3TQOJQ"], "S's clear left S.secrets's book")
+        try await next.clearOathCredentials()
+        #expect(try await SecretService().count(["service": service]) == 0)
+    }
+
+    @Test("ids told apart byte for byte, as the keyring does: a composed and a decomposed \"café\" are two credentials, each with its own secret")
+    func idsByBytes() async throws {
+        let service = Self.service()
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        try #require(composed == decomposed, "Swift takes them for one string")
+        try await Self.writeOldLayout(service, [
+            OathCredential(id: composed, issuer: "A", accountName: "a", oathType: .totp, createdAt: Date(timeIntervalSinceReferenceDate: 1), secretKey: Self.secret),
+            OathCredential(id: decomposed, issuer: "B", accountName: "b", oathType: .totp, createdAt: Date(timeIntervalSinceReferenceDate: 2), secretKey: "GEZDGNBVGY3TQOJQ"),
+        ])
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        let listed = try await storage.getAllOathCredentials()
+        #expect(listed.map { Array($0.id.utf8) } == [Array(composed.utf8), Array(decomposed.utf8)])
+        #expect(listed.map(\.secret) == [Self.secret, "GEZDGNBVGY3TQOJQ"])
+        #expect(try await storage.retrieveOathCredential(credentialId: decomposed)?.issuer == "B")
+        #expect(try await storage.removeOathCredential(credentialId: composed))
+        #expect(try await storage.getAllOathCredentials().map(\.issuer) == ["B"])
+        try await storage.clearOathCredentials()
+    }
+
+    @Test("an old secret sealed under a key the key store does not hold is left, logged; the others move and the storage works")
+    func oldSecretUnderAnUnknownKey() async throws {
+        let service = Self.service()
+        try await Self.writeOldLayout(service, Self.oldLayoutSet())
+        let items = SealedKeyringItems(keyAlias: service + ".key", lockName: service, timeout: .seconds(60))
+        var sealed = try await items.seal(Self.secret, boundTo: "oath/\(service)/stale/secret")
+        sealed.replaceSubrange(5..<9, with: [0, 0, 0, 7])  // the envelope's key id
+        try await items.keyring.store(sealed, attributes: ["service": service + ".secrets", "accessGroup": "", "account": "stale"],
+                                      label: "old", contentType: "application/octet-stream")
+        try await items.keyring.store(try JSONEncoder().encode(OathCredential(id: "stale", issuer: "X", accountName: "x", oathType: .totp, secretKey: "")),
+                                      attributes: ["service": service, "accessGroup": "", "account": "stale"], label: "old", contentType: "application/json")
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        #expect(try await storage.getAllOathCredentials().map(\.id) == Self.oldLayoutSet().map(\.id))
+        try await storage.storeOathCredential(OathCredential(id: "new", issuer: "Example", accountName: "n", oathType: .totp, secretKey: Self.secret))
+        #expect(try await items.keyring.count(["service": service, "account": "stale"]) == 1, "left where it was")
+        #expect(try await items.keyring.count(["service": service + ".secrets", "account": "stale"]) == 1)
+        try await storage.clearOathCredentials()
+        #expect(try await items.keyring.count(["service": service]) == 0)
+        #expect(try await items.keyring.count(["service": service + ".secrets"]) == 0)
     }
 
     @Test("a process killed before each keyring write of the move (7 of them) loses nothing and leaves no copy behind")

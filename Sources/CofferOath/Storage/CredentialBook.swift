@@ -32,8 +32,8 @@ final class CredentialBook: Sendable {
     private let accessGroup: String
     private let items: SealedKeyringItems
     private let logger: any CofferMFACommons.Logger
-    /// Set once this process has found nothing of the older layout left (or moved it all), so
-    /// the check costs two path-only searches per process.
+    /// Set once this process has looked for the older layout (and moved what it could), so the
+    /// check costs three path-only searches per process.
     private let layoutChecked = Mutex(false)
 
     init(service: String, accessGroup: String, items: SealedKeyringItems, logger: any CofferMFACommons.Logger) {
@@ -78,14 +78,14 @@ final class CredentialBook: Sendable {
         guard found.allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
         let texts = await items.openEach(found.map { ($0.secret ?? Data(), field) })
         var shelf = Shelf(items: found.count)
-        var seen: Set<String> = []
+        var seen: Set<[UInt8]> = []
         for text in texts {
             do {
                 let entries = try JSONDecoder().decode([Entry].self, from: Data(try text.get().utf8))
-                guard Set(entries.map(\.credential.id)).count == entries.count else {
+                guard Set(entries.map(\.credential.idBytes)).count == entries.count else {
                     throw SealedKeyringItems.Malformed("the book of OATH credentials names a credential twice")
                 }
-                for entry in entries where seen.insert(entry.credential.id).inserted {
+                for entry in entries where seen.insert(entry.credential.idBytes).inserted {
                     shelf.credentials.append(entry.credential.withSecret(entry.secret))
                 }
             } catch where SealedKeyringItems.isDamage(error) {
@@ -130,8 +130,8 @@ final class CredentialBook: Sendable {
     /// keyring lock.
     func removeAll() async throws {
         _ = try await items.keyring.clear(book)
-        _ = try await items.keyring.clear(oldMetadata)
-        _ = try await items.keyring.clear(oldSecrets)
+        let (metadata, secrets) = try await oldItems()
+        for item in metadata + secrets { _ = try await items.keyring.clear(item.attributes) }
     }
 
     private func checkChangeable(_ shelf: Shelf) throws {
@@ -148,7 +148,7 @@ final class CredentialBook: Sendable {
 
     /// Whether two lists would be written differently (the order, a field or a secret).
     private static func differ(_ one: [OathCredential], _ other: [OathCredential]) throws -> Bool {
-        guard one.count == other.count, zip(one, other).allSatisfy({ $0.id == $1.id && $0.secret == $1.secret }) else { return true }
+        guard one.count == other.count, zip(one, other).allSatisfy({ $0.idBytes == $1.idBytes && $0.secret == $1.secret }) else { return true }
         return try JSONEncoder().encode(one) != JSONEncoder().encode(other)
     }
 
@@ -174,54 +174,93 @@ final class CredentialBook: Sendable {
         let metadataItems = try await items.keyring.count(oldMetadata)
         let secretItems = try await items.keyring.count(oldSecrets)
         if metadataItems > bookItems || secretItems > 0 {
-            guard try await items.exclusively({ try await moveOldItems() }) else { return }  // some left for a later try
+            try await items.exclusively { try await moveOldItems() }  // what cannot be moved waits for the next process
         }
         layoutChecked.withLock { $0 = true }
     }
 
-    /// Moves what opens; returns whether nothing of the older layout is left. An old credential
-    /// that cannot be read stays where it is, logged; a keyring or key store failure stops the
-    /// move before anything is deleted.
-    private func moveOldItems() async throws -> Bool {
-        let metadata = try await items.keyring.search(oldMetadata, loadLabels: false).filter { $0.attributes["kind"] == nil }
-        let secrets = try await items.keyring.search(oldSecrets, loadLabels: false).filter { $0.attributes["kind"] == nil }
+    /// This storage's items of the older layout: exactly the attributes Coffer 0.3 gave them
+    /// (`service`, `accessGroup`, `account`; an item with any other is not this storage's) and,
+    /// since a storage named `<this service>.secrets` has items of the same attributes as this
+    /// one's secrets, told apart by their bytes: metadata is JSON, a secret is sealed.
+    private func oldItems() async throws -> (metadata: [SecretService.Item], secrets: [SecretService.Item]) {
+        func isOld(_ item: SecretService.Item) -> Bool { Set(item.attributes.keys) == ["service", "accessGroup", "account"] }
+        func isSealed(_ item: SecretService.Item) -> Bool { item.secret?.starts(with: SealedEnvelope.magic) == true }
+        let metadata = try await items.keyring.search(oldMetadata, loadLabels: false).filter(isOld)
+        let secrets = try await items.keyring.search(oldSecrets, loadLabels: false).filter(isOld)
         guard (metadata + secrets).allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
-        let secretItems = Dictionary(secrets.map { ($0.attributes["account"] ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        return (metadata.filter { !isSealed($0) }, secrets.filter(isSealed))
+    }
+
+    private func secretField(_ id: String) -> String { "oath/\(service)/\(id)/secret" }
+
+    /// Moves what opens. An old credential
+    /// that cannot be read (its secret sealed under a key the key store no longer has included)
+    /// stays where it is, logged; a keyring or key store failure stops the move before anything
+    /// is deleted.
+    private func moveOldItems() async throws {
+        let (metadata, secrets) = try await oldItems()
+        // Ids are compared byte for byte, as the keyring compares attributes ("é" composed or not
+        // are two credentials).
+        let secretItems = Dictionary(secrets.map { (Array(($0.attributes["account"] ?? "").utf8), $0) }, uniquingKeysWith: { first, _ in first })
         let ids = metadata.map { $0.attributes["account"] ?? "" }
-        let opened = await items.openEach(ids.map { (secretItems[$0]?.secret ?? Data(), "oath/\(service)/\($0)/secret") })
+        let opened = await items.openEach(ids.map { (secretItems[Array($0.utf8)]?.secret ?? Data(), secretField($0)) })
         var moving: [OathCredential] = []
+        var movingIds: Set<[UInt8]> = []
         for (index, item) in metadata.enumerated() {
             let id = ids[index]
             do {
                 let credential = try JSONDecoder().decode(OathCredential.self, from: item.secret ?? Data())
-                guard credential.id == id else { throw SealedKeyringItems.Malformed("the item of \(id) holds the credential \(credential.id)") }
-                guard secretItems[id] != nil else { throw SealedKeyringItems.Malformed("the credential \(id) has no secret") }
-                moving.append(credential.withSecret(try opened[index].get()))
-            } catch where SealedKeyringItems.isDamage(error) {
-                logger.w("Left an OATH credential of the older layout that cannot be read (\(service) \(id))", error: error)
+                guard credential.idBytes == Array(id.utf8) else { throw SealedKeyringItems.Malformed("the item of \(TerminalText.escaped(id)) holds another credential") }
+                guard secretItems[Array(id.utf8)] != nil else { throw SealedKeyringItems.Malformed("the credential \(TerminalText.escaped(id)) has no secret") }
+                let secret = try opened[index].get()
+                // Two items of one id (a copy in another collection): the first is moved, both removed.
+                if movingIds.insert(credential.idBytes).inserted { moving.append(credential.withSecret(secret)) }
+            } catch where SealedKeyringItems.isDamage(error) || Self.isUnknownKey(error) {
+                logger.w("Left an OATH credential of the older layout that cannot be read (\(service) \(TerminalText.escaped(id)))", error: error)
             }
         }
         let shelf = try await shelf()
         do { try checkChangeable(shelf) } catch {
             logger.w("Left the older OATH items of \(service) where they are", error: error)
-            return false
+            return
         }
-        let kept = Set(shelf.credentials.map(\.id))
-        let added = moving.filter { !kept.contains($0.id) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        let kept = Set(shelf.credentials.map(\.idBytes))
+        let added = moving.filter { !kept.contains($0.idBytes) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         if !added.isEmpty { try await write(shelf.credentials + added) }
         for credential in moving {
             _ = try await items.keyring.clear(oldMetadata.merging(["account": credential.id]) { $1 })
             _ = try await items.keyring.clear(oldSecrets.merging(["account": credential.id]) { $1 })
         }
         // A secret with no metadata item is what the older layout left when a process stopped
-        // between its two writes (the secret was written first, and deleted last): a store
-        // that never finished or a removal that did. No credential can be made of it.
-        let named = Set(ids)
-        for id in Set(secretItems.keys).subtracting(named) {
-            logger.w("Removed an OATH secret of the older layout that no credential names (\(service) \(id))", error: nil)
+        // between its two writes (the secret was written first, and deleted last): a store that
+        // never finished or a removal that did. No credential can be made of it. Only a secret
+        // that opens as this storage's is removed.
+        let named = Set(ids.map { Array($0.utf8) })
+        let orphans = secrets.filter { !named.contains(Array(($0.attributes["account"] ?? "").utf8)) }
+        let orphanIds = orphans.map { $0.attributes["account"] ?? "" }
+        for (id, result) in zip(orphanIds, await items.openEach(zip(orphans, orphanIds).map { ($0.secret ?? Data(), secretField($1)) })) {
+            guard case .success = result else { continue }
+            logger.w("Removed an OATH secret of the older layout that no credential names (\(service) \(TerminalText.escaped(id)))", error: nil)
             _ = try await items.keyring.clear(oldSecrets.merging(["account": id]) { $1 })
         }
         logger.i("Moved \(moving.count) OATH credentials into one keyring item (\(service))")
-        return moving.count == metadata.count
     }
+
+    /// Whether `error` says a value was sealed under a key the key store does not hold: for an
+    /// old item, reading it again will not change that, so it is left, not a reason to stop.
+    private static func isUnknownKey(_ error: any Error) -> Bool {
+        switch error {
+        case EnvelopeError.unknownKey: return true
+        case StorageError.decryptionFailed(_, let cause): return isUnknownKey(cause)
+        case EncryptorError.failedToDecrypt(let cause?): return isUnknownKey(cause)
+        default: return false
+        }
+    }
+}
+
+extension OathCredential {
+    /// The id's bytes: the book and the keyring tell ids apart byte for byte (Swift's `==` would
+    /// take a composed "é" and a decomposed one for the same id).
+    var idBytes: [UInt8] { Array(id.utf8) }
 }
