@@ -138,6 +138,27 @@ struct OathKeychainStorageTests {
         try await storage.clearOathCredentials()
     }
 
+    @Test("two items hold the book (its old item left in another collection): the newest is read, whichever the keyring lists first, and changes go on")
+    func twoBookItems() async throws {
+        let service = Self.service()
+        let storage = OathKeychainStorage(service: service, timeout: .seconds(60))
+        try await storage.storeOathCredential(OathCredential(id: "first", issuer: "Example", accountName: "a", oathType: .totp, secretKey: Self.secret))
+        let keyring = SecretService()
+        let original = try #require(try await keyring.search(["service": service, "kind": "credentials"]).first)
+        // A second item with the same sealed book: the one a changed default collection leaves behind.
+        try await keyring.store(original.secret!, attributes: original.attributes.merging(["xdg:schema": "org.coffer.tests.copy"]) { $1 },
+                                label: "left behind", contentType: "application/octet-stream")
+        try #require(try await keyring.count(["service": service, "kind": "credentials"]) == 2)
+        for index in 0..<3 {
+            try await storage.storeOathCredential(OathCredential(id: "next-\(index)", issuer: "Example", accountName: "b", oathType: .totp, secretKey: Self.secret))
+            #expect(try await storage.getAllOathCredentials().count == 2 + index, "after store \(index)")
+        }
+        #expect(try await storage.removeOathCredential(credentialId: "first"))
+        #expect(try await storage.getAllOathCredentials().map(\.id).sorted() == ["next-0", "next-1", "next-2"])
+        try await storage.clearOathCredentials()
+        #expect(try await keyring.count(["service": service]) == 0)
+    }
+
     @Test("storages S and S.secrets side by side (S's old secrets and S.secrets's metadata have the same attributes): each moves and clears only its own")
     func neighbourServices() async throws {
         let service = Self.service()

@@ -21,6 +21,11 @@ import Synchronization
 /// | --- | --- | --- |
 /// | the book | `service`, `accessGroup`, `kind=credentials` | the service and the access group |
 ///
+/// The sealed book carries a generation, one more at every write. A write goes to the default
+/// collection, so when that changed, the book's old item stays in the other one; of several
+/// items the newest generation is read, and changes go on (a copy that does not open stops them:
+/// it might be the newest).
+///
 /// Items of Ping's layout, which Coffer 0.3 wrote (`service` with `account` = the id, and
 /// `service.secrets`), are moved into the book the first time a process uses the storage,
 /// under the keyring lock: the book is written first, then the old items deleted, so a
@@ -43,6 +48,13 @@ final class CredentialBook: Sendable {
         self.logger = logger
     }
 
+    /// What the book's item holds, sealed: the credentials and the book's generation, one more
+    /// at every write, so that of two items holding the book the newer is known.
+    private struct Contents: Codable {
+        let generation: Int
+        let credentials: [Entry]
+    }
+
     /// One credential as the book holds it: `OathCredential`'s JSON leaves the secret out.
     private struct Entry: Codable {
         let credential: OathCredential
@@ -62,32 +74,34 @@ final class CredentialBook: Sendable {
 
     /// What a search for the book found.
     struct Shelf: Sendable {
-        /// Every credential of the items that open, in the book's order; where two items hold
-        /// one id (the default collection changed), the first is kept.
+        /// The credentials of the newest book, in its order.
         var credentials: [OathCredential] = []
-        /// How many keyring items hold a book.
+        /// The newest book's generation (0: no book).
+        var generation = 0
+        /// How many keyring items hold a book: more than one when the default collection
+        /// changed since it was written (a write goes to the default collection).
         var items = 0
         /// Why an item of the book does not open, if one does not.
         var damage: (any Error)?
     }
 
-    /// The book as the keyring holds it now. A keyring or key store that fails, or a locked
-    /// item, fails the call; a book that does not open is named in ``Shelf/damage``.
+    /// The book as the keyring holds it now: of several items, the newest. A keyring or key
+    /// store that fails, or a locked item, fails the call; a book that does not open is named
+    /// in ``Shelf/damage``.
     func shelf() async throws -> Shelf {
         let found = try await items.keyring.search(book, loadLabels: false)
         guard found.allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
         let texts = await items.openEach(found.map { ($0.secret ?? Data(), field) })
         var shelf = Shelf(items: found.count)
-        var seen: Set<[UInt8]> = []
         for text in texts {
             do {
-                let entries = try JSONDecoder().decode([Entry].self, from: Data(try text.get().utf8))
-                guard Set(entries.map(\.credential.idBytes)).count == entries.count else {
+                let contents = try JSONDecoder().decode(Contents.self, from: Data(try text.get().utf8))
+                guard Set(contents.credentials.map(\.credential.idBytes)).count == contents.credentials.count else {
                     throw SealedKeyringItems.Malformed("the book of OATH credentials names a credential twice")
                 }
-                for entry in entries where seen.insert(entry.credential.idBytes).inserted {
-                    shelf.credentials.append(entry.credential.withSecret(entry.secret))
-                }
+                guard contents.generation > shelf.generation else { continue }
+                shelf.generation = contents.generation
+                shelf.credentials = contents.credentials.map { $0.credential.withSecret($0.secret) }
             } catch where SealedKeyringItems.isDamage(error) {
                 shelf.damage = shelf.damage ?? error
             }
@@ -112,8 +126,7 @@ final class CredentialBook: Sendable {
 
     /// Reads the book, lets `change` edit its credentials and writes it back if they changed,
     /// all holding the keyring lock, so no process's change is lost between another's read and
-    /// write. A book that does not open, or is held by two items, is never rewritten: the call
-    /// fails and nothing changes.
+    /// write. A book that does not open is never rewritten: the call fails and nothing changes.
     func change<R>(_ change: (inout [OathCredential]) throws -> R) async throws -> R {
         try await ensureLayout()
         return try await items.exclusively {
@@ -121,7 +134,7 @@ final class CredentialBook: Sendable {
             try checkChangeable(shelf)
             var credentials = shelf.credentials
             let result = try change(&credentials)
-            if try Self.differ(credentials, shelf.credentials) { try await write(credentials) }
+            if try Self.differ(credentials, shelf.credentials) { try await write(credentials, after: shelf) }
             return result
         }
     }
@@ -139,11 +152,6 @@ final class CredentialBook: Sendable {
             logger.e("The book of OATH credentials cannot be read (\(service)); nothing was changed", error: damage)
             throw OathStorageError.storageCorrupted("the keyring item holding the OATH credentials of \(service) cannot be read; nothing was changed")
         }
-        if shelf.items > 1 {
-            throw OathStorageError.storageFailure(
-                "\(shelf.items) keyring items hold the OATH credentials of \(service) (the default keyring changed?); "
-                    + "they are read together, and change again once all but one are removed", nil)
-        }
     }
 
     /// Whether two lists would be written differently (the order, a field or a secret).
@@ -152,14 +160,16 @@ final class CredentialBook: Sendable {
         return try JSONEncoder().encode(one) != JSONEncoder().encode(other)
     }
 
-    /// Replaces the book in one item write; an empty book is deleted.
-    private func write(_ credentials: [OathCredential]) async throws {
+    /// Writes the book in one item write, a generation after `shelf`'s, into the default
+    /// collection (an item there is replaced; one left in another collection is older from now
+    /// on). An empty book is deleted, every copy.
+    private func write(_ credentials: [OathCredential], after shelf: Shelf) async throws {
         guard !credentials.isEmpty else {
             _ = try await items.keyring.clear(book)
             return
         }
-        let entries = credentials.map { Entry(credential: $0, secret: $0.secret) }
-        let sealed = try await items.seal(String(decoding: try JSONEncoder().encode(entries), as: UTF8.self), boundTo: field)
+        let contents = Contents(generation: shelf.generation + 1, credentials: credentials.map { Entry(credential: $0, secret: $0.secret) })
+        let sealed = try await items.seal(String(decoding: try JSONEncoder().encode(contents), as: UTF8.self), boundTo: field)
         try await items.keyring.store(sealed, attributes: book, label: "Coffer OATH credentials (\(service))",
                                       contentType: "application/octet-stream")
     }
@@ -227,7 +237,7 @@ final class CredentialBook: Sendable {
         }
         let kept = Set(shelf.credentials.map(\.idBytes))
         let added = moving.filter { !kept.contains($0.idBytes) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
-        if !added.isEmpty { try await write(shelf.credentials + added) }
+        if !added.isEmpty { try await write(shelf.credentials + added, after: shelf) }
         for credential in moving {
             _ = try await items.keyring.clear(oldMetadata.merging(["account": credential.id]) { $1 })
             _ = try await items.keyring.clear(oldSecrets.merging(["account": credential.id]) { $1 })
