@@ -229,9 +229,10 @@ struct TPMToolTests {
         tpm.thaw()
         #expect(frozen.stdout.contains("did not answer within 5 s") && frozen.stdout.contains("status=69"), "unavailable (issue 30): \(frozen.stdout)")
         #expect(frozen.stdout.split(separator: "\n").filter { $0.hasPrefix("coffer: ") }.count == 1, "\(frozen.stdout)")
-        // A deadline per account would be 8 × 5 s = 40 s; one deadline, plus a loaded machine's
-        // process start-ups (the whole suite runs at once: 15.4 s was seen), stays far below 25 s.
-        #expect(elapsed < .seconds(25), "one deadline (5 s), not eight: \(elapsed)")
+        // A deadline per account would take at least 8 × 5 s = 40 s; one deadline, plus a loaded
+        // machine's process start-ups (the whole suite runs at once: 15.4 s was seen, and 27.3 s on
+        // a day the machine ran 2.5× slow), stays below that.
+        #expect(elapsed < .seconds(38), "one deadline (5 s), not eight: \(elapsed)")
         let thawed = try await Self.run(#""$COFFER" code | grep -c Deno"#, tpm: tpm, scratch: scratch)
         #expect(thawed.stdout.hasPrefix("8"), "all eight open once the TPM answers: \(thawed.stdout)")
         ReliabilityReport.record("R11", "coffer code over 8 accounts with the TPM frozen (SIGSTOP)", tried: "1 command",

@@ -120,6 +120,7 @@ struct KeychainFaultTests {
             kill "$provider"
             """, keyring: false)
         #expect(result.stdout.contains("error: The keyring did not answer in time"), "\(result.status) \(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("raise the timeout (COFFER_KEYRING_TIMEOUT, in seconds)"), "it says how: \(result.stdout)")
         let milliseconds = Self.milliseconds(result.stdout) ?? -1
         #expect((1500..<5000).contains(milliseconds), "timed out after \(milliseconds) ms with a 1500 ms timeout")
         #expect(result.stdout.contains("status 1"))

@@ -27,7 +27,7 @@ extension KeychainError: LocalizedError {
                 + "Seahorse or KeePassXC), then try again; Coffer never shows an unlock prompt itself."
         case .timedOut:
             return "The keyring did not answer in time. Check that the Secret Service provider (gnome-keyring, "
-                + "KeePassXC) is running and not waiting on a prompt, or raise the timeout."
+                + "KeePassXC) is running and not waiting on a prompt, or raise the timeout (COFFER_KEYRING_TIMEOUT, in seconds)."
         case let .ambiguous(attributes, count):
             let query = attributes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " ")
             return "\(count) keyring items match \(query); Coffer will not pick one. Inspect them with "
