@@ -82,15 +82,31 @@ package struct SealedKeyringItems: Sendable {
     /// so the item can be skipped and named, as opposed to the keyring or the key store
     /// failing (a missing key included), which must reach the caller.
     package static func isDamage(_ error: any Error) -> Bool {
-        switch error {
-        case is Misplaced, is Malformed, is DecodingError: return true
-        case StorageError.decryptionFailed(_, let cause): return isDamage(cause)
-        case EncryptorError.failedToDecrypt(let cause?): return isDamage(cause)
-        case EncryptorError.failedToDecrypt(nil): return true
+        switch sealingCause(of: error) {
+        case nil: return true  // the encryptor could not open it, and named no cause
+        case is Misplaced?, is Malformed?, is DecodingError?: return true
         case let error as EnvelopeError:
             if case .unknownKey = error { return false }
             return true
         default: return false
+        }
+    }
+
+    /// Whether `error` says a value was sealed under a key the key store does not hold (which
+    /// ``isDamage(_:)`` leaves to the caller): reading it again will not change that.
+    package static func isUnknownKey(_ error: any Error) -> Bool {
+        if case EnvelopeError.unknownKey? = sealingCause(of: error) { return true }
+        return false
+    }
+
+    /// `error` with the storage's and the encryptor's wrappers taken off; `nil` when the
+    /// encryptor failed to open a value without saying why.
+    private static func sealingCause(of error: any Error) -> (any Error)? {
+        switch error {
+        case StorageError.decryptionFailed(_, let cause): return sealingCause(of: cause)
+        case EncryptorError.failedToDecrypt(let cause?): return sealingCause(of: cause)
+        case EncryptorError.failedToDecrypt(nil): return nil
+        default: return error
         }
     }
 }

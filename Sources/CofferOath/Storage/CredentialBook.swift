@@ -204,15 +204,15 @@ final class CredentialBook: Sendable {
 
     private func secretField(_ id: String) -> String { "oath/\(service)/\(id)/secret" }
 
-    /// Moves what opens. An old credential
-    /// that cannot be read (its secret sealed under a key the key store no longer has included)
-    /// stays where it is, logged; a keyring or key store failure stops the move before anything
-    /// is deleted.
+    /// Moves what opens. An old credential that cannot be read (its secret sealed under a key the
+    /// key store no longer has included) stays where it is, logged; a keyring or key store
+    /// failure stops the move before anything is deleted.
     private func moveOldItems() async throws {
         let (metadata, secrets) = try await oldItems()
         // Ids are compared byte for byte, as the keyring compares attributes ("é" composed or not
         // are two credentials).
-        let secretItems = Dictionary(secrets.map { (Array(($0.attributes["account"] ?? "").utf8), $0) }, uniquingKeysWith: { first, _ in first })
+        func account(_ item: SecretService.Item) -> [UInt8] { Array((item.attributes["account"] ?? "").utf8) }
+        let secretItems = Dictionary(secrets.map { (account($0), $0) }, uniquingKeysWith: { first, _ in first })
         let ids = metadata.map { $0.attributes["account"] ?? "" }
         let opened = await items.openEach(ids.map { (secretItems[Array($0.utf8)]?.secret ?? Data(), secretField($0)) })
         var moving: [OathCredential] = []
@@ -226,7 +226,7 @@ final class CredentialBook: Sendable {
                 let secret = try opened[index].get()
                 // Two items of one id (a copy in another collection): the first is moved, both removed.
                 if movingIds.insert(credential.idBytes).inserted { moving.append(credential.withSecret(secret)) }
-            } catch where SealedKeyringItems.isDamage(error) || Self.isUnknownKey(error) {
+            } catch where SealedKeyringItems.isDamage(error) || SealedKeyringItems.isUnknownKey(error) {
                 logger.w("Left an OATH credential of the older layout that cannot be read (\(service) \(TerminalText.escaped(id)))", error: error)
             }
         }
@@ -247,7 +247,7 @@ final class CredentialBook: Sendable {
         // never finished or a removal that did. No credential can be made of it. Only a secret
         // that opens as this storage's is removed.
         let named = Set(ids.map { Array($0.utf8) })
-        let orphans = secrets.filter { !named.contains(Array(($0.attributes["account"] ?? "").utf8)) }
+        let orphans = secrets.filter { !named.contains(account($0)) }
         let orphanIds = orphans.map { $0.attributes["account"] ?? "" }
         for (id, result) in zip(orphanIds, await items.openEach(zip(orphans, orphanIds).map { ($0.secret ?? Data(), secretField($1)) })) {
             guard case .success = result else { continue }
@@ -255,17 +255,6 @@ final class CredentialBook: Sendable {
             _ = try await items.keyring.clear(oldSecrets.merging(["account": id]) { $1 })
         }
         logger.i("Moved \(moving.count) OATH credentials into one keyring item (\(service))")
-    }
-
-    /// Whether `error` says a value was sealed under a key the key store does not hold: for an
-    /// old item, reading it again will not change that, so it is left, not a reason to stop.
-    private static func isUnknownKey(_ error: any Error) -> Bool {
-        switch error {
-        case EnvelopeError.unknownKey: return true
-        case StorageError.decryptionFailed(_, let cause): return isUnknownKey(cause)
-        case EncryptorError.failedToDecrypt(let cause?): return isUnknownKey(cause)
-        default: return false
-        }
     }
 }
 

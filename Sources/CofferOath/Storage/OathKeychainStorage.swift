@@ -28,7 +28,7 @@ import Foundation
 /// - credentials are listed oldest first, and a book that cannot be read fails the call
 ///   rather than reading as no credentials.
 public final class OathKeychainStorage: OathCounterStorage {
-    /// The `service` attribute of the metadata items.
+    /// The `service` attribute of the book (and `<service>.counters`, `<service>.key`).
     public let service: String
     /// How items are protected.
     public let securityOptions: OathKeychainSecurityOptions
