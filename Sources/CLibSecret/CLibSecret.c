@@ -32,6 +32,7 @@ static struct {
     const char *(*quark_to_string)(uint32_t);
     void *(*cancellable_new)(void);
     void (*cancellable_cancel)(void *);
+    int (*cancellable_is_cancelled)(void *);
 
     void *(*service_get_sync)(int, void *, GErrorABI **);
     GListABI *(*service_search_sync)(void *, const void *, void *, int, void *, GErrorABI **);
@@ -113,6 +114,7 @@ static void load_library(void) {
     BIND(quark_to_string, "g_quark_to_string");
     BIND(cancellable_new, "g_cancellable_new");
     BIND(cancellable_cancel, "g_cancellable_cancel");
+    BIND(cancellable_is_cancelled, "g_cancellable_is_cancelled");
     BIND(service_get_sync, "secret_service_get_sync");
     BIND(service_search_sync, "secret_service_search_sync");
     BIND(service_search_for_dbus_paths_sync, "secret_service_search_for_dbus_paths_sync");
@@ -160,6 +162,10 @@ void *coffer_secret_cancellable_new(void) {
 
 void coffer_secret_cancellable_cancel(void *cancellable) {
     if (cancellable) api.cancellable_cancel(cancellable);
+}
+
+int coffer_secret_cancellable_is_cancelled(void *cancellable) {
+    return cancellable ? api.cancellable_is_cancelled(cancellable) : 0;
 }
 
 void coffer_secret_cancellable_free(void *cancellable) {

@@ -52,6 +52,8 @@ const char *coffer_secret_load(void);
 
 void *coffer_secret_cancellable_new(void);
 void coffer_secret_cancellable_cancel(void *cancellable);
+/// Whether the cancellable was cancelled (its call's deadline passed); 0 for NULL.
+int coffer_secret_cancellable_is_cancelled(void *cancellable);
 void coffer_secret_cancellable_free(void *cancellable);
 
 /// Whether the default collection exists and is unlocked: OK, LOCKED, NO_COLLECTION or ERROR.

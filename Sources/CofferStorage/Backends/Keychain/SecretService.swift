@@ -197,16 +197,22 @@ public struct SecretService: Sendable {
         guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
     }
 
-    /// Runs `body` again (up to five times in all) when an item it found vanished before it
-    /// could be read: another process deleted or replaced it in between. A new search then sees
-    /// a consistent keyring.
-    private static func retryingVanishedItems<R>(_ body: () throws(SecretCallError) -> R) throws(SecretCallError) -> R {
-        var attempt = 1
+    /// Runs `body` again when an item it found vanished before it could be read: another
+    /// process deleted or replaced it in between, and a new search sees the keyring as it is
+    /// now. Another process that keeps changing the items can make several searches in a row
+    /// miss, the more so on a loaded machine where each search takes longer; so the retries go
+    /// on, each after a pause that grows to 50 ms, until the call's deadline cancels it (then
+    /// the vanished item is the error reported, and the caller sees a timeout), or 200 attempts.
+    private static func retryingVanishedItems<R>(
+        _ cancellable: UnsafeMutableRawPointer?, _ body: () throws(SecretCallError) -> R
+    ) throws(SecretCallError) -> R {
+        var (attempt, pause) = (1, 1)
         while true {
             do {
                 return try body()
-            } catch where error.isVanishedItem && attempt < 5 {
-                attempt += 1
+            } catch where error.isVanishedItem && attempt < 200 && coffer_secret_cancellable_is_cancelled(cancellable) == 0 {
+                usleep(useconds_t(pause * 1000))
+                (attempt, pause) = (attempt + 1, min(pause * 2, 50))
             }
         }
     }
@@ -214,7 +220,7 @@ public struct SecretService: Sendable {
     private static func search(
         _ attributes: [String: String], loadSecrets: Bool, loadLabels: Bool, _ cancellable: UnsafeMutableRawPointer?
     ) throws(SecretCallError) -> [Item] {
-        try retryingVanishedItems { () throws(SecretCallError) in
+        try retryingVanishedItems(cancellable) { () throws(SecretCallError) in
             try searchOnce(attributes, loadSecrets: loadSecrets, loadLabels: loadLabels, cancellable)
         }
     }
@@ -245,7 +251,7 @@ public struct SecretService: Sendable {
     }
 
     private static func clear(_ attributes: [String: String], _ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> Int {
-        try retryingVanishedItems { () throws(SecretCallError) in try clearOnce(attributes, cancellable) }
+        try retryingVanishedItems(cancellable) { () throws(SecretCallError) in try clearOnce(attributes, cancellable) }
     }
 
     private static func clearOnce(_ attributes: [String: String], _ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> Int {
