@@ -46,6 +46,9 @@ static struct {
     int (*collection_get_locked)(void *);
     int (*item_get_locked)(void *);
     int (*item_delete_sync)(void *, void *, GErrorABI **);
+    void *(*item_new_for_dbus_path_sync)(void *, const char *, int, void *, GErrorABI **);
+    int (*item_set_secret_sync)(void *, void *, void *, GErrorABI **);
+    int (*item_set_label_sync)(void *, const char *, void *, GErrorABI **);
     void *(*value_new)(const char *, long, const char *);
     const char *(*value_get)(void *, size_t *);
     void (*value_unref)(void *);
@@ -127,6 +130,9 @@ static void load_library(void) {
     BIND(collection_get_locked, "secret_collection_get_locked");
     BIND(item_get_locked, "secret_item_get_locked");
     BIND(item_delete_sync, "secret_item_delete_sync");
+    BIND(item_new_for_dbus_path_sync, "secret_item_new_for_dbus_path_sync");
+    BIND(item_set_secret_sync, "secret_item_set_secret_sync");
+    BIND(item_set_label_sync, "secret_item_set_label_sync");
     BIND(value_new, "secret_value_new");
     BIND(value_get, "secret_value_get");
     BIND(value_unref, "secret_value_unref");
@@ -293,6 +299,115 @@ int coffer_secret_bus_id(void *cancellable, char **id, coffer_secret_error *erro
     return *id ? COFFER_SECRET_OK : static_error("the session bus gave no id", error);
 }
 
+static size_t path_count(char **paths) {
+    size_t count = 0;
+    while (paths && paths[count]) count++;
+    return count;
+}
+
+static int read_items(void *service, char **paths, size_t count, int locked, int load_labels, void *cancellable,
+                      coffer_secret_item *out, coffer_secret_error *error);
+
+// Whether `item` holds exactly these attributes (gnome-keyring's xdg:schema left out, as
+// read_items leaves it out).
+static int has_exactly(const coffer_secret_item *item, const coffer_secret_attribute *attributes, size_t attribute_count) {
+    if (item->attribute_count != attribute_count) return 0;
+    for (size_t a = 0; a < attribute_count; a++) {
+        int found = 0;
+        for (size_t k = 0; k < item->attribute_count && !found; k++) {
+            found = strcmp(item->keys[k], attributes[a].key) == 0 && strcmp(item->values[k], attributes[a].value) == 0;
+        }
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+// The path of the default collection ("/org/freedesktop/secrets/collection/login"), or NULL.
+static char *default_collection_path(void *service, void *cancellable) {
+    GErrorABI *gerror = NULL;
+    void *reply = api.connection_call_sync(api.proxy_get_connection(service), api.proxy_get_name(service), "/org/freedesktop/secrets",
+                                           "org.freedesktop.Secret.Service", "ReadAlias", api.variant_new("(s)", "default"), "(o)",
+                                           0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
+    if (!reply) {
+        api.error_free(gerror);
+        return NULL;
+    }
+    void *path = api.variant_get_child_value(reply, 0);
+    char *copy = strdup(api.variant_get_string(path, NULL));
+    api.variant_unref(path);
+    api.variant_unref(reply);
+    return copy;
+}
+
+// Where a store goes. The Secret Service's CreateItem replaces an item of the same attributes
+// only in the collection it is sent to, the default one; an item left in another collection
+// (the default changed since it was written) would stay beside a new copy, and readers would
+// find two. So when the default collection holds no item with exactly these attributes and one
+// other collection holds exactly one, that item is the one to change: *path is set (the
+// caller frees it) and *locked says whether it is locked. Otherwise *path stays NULL: store into
+// the default collection. Two or more copies elsewhere are left as they are (readers report
+// them); a new one goes to the default collection, as before.
+static int item_to_replace(void *service, const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
+                           char **path, int *locked, char **label, coffer_secret_error *error) {
+    *path = NULL;
+    *label = NULL;
+    void *table = attribute_table(attributes, attribute_count);
+    GErrorABI *gerror = NULL;
+    char **unlocked_paths = NULL, **locked_paths = NULL;
+    api.service_search_for_dbus_paths_sync(service, NULL, table, cancellable, &unlocked_paths, &locked_paths, &gerror);
+    api.hash_table_unref(table);
+    if (gerror) return take_error(gerror, error);
+    size_t unlocked_count = path_count(unlocked_paths), count = unlocked_count + path_count(locked_paths);
+    int status = COFFER_SECRET_OK;
+    char *home = count > 0 ? default_collection_path(service, cancellable) : NULL;
+    size_t home_prefix = home ? strlen(home) : 0;
+    char **paths = calloc(count ? count : 1, sizeof(char *));
+    size_t outside = 0;
+    for (size_t i = 0; i < count; i++) {
+        paths[i] = i < unlocked_count ? unlocked_paths[i] : locked_paths[i - unlocked_count];
+        if (!(home && strncmp(paths[i], home, home_prefix) == 0 && paths[i][home_prefix] == '/')) outside++;
+    }
+    // Only items outside the default collection need a closer look (their attributes and label);
+    // when every item found is in it, the store goes there, as it always did.
+    if (home && outside > 0) {
+        coffer_secret_item *items = calloc(count, sizeof(coffer_secret_item));
+        status = read_items(service, paths, count, 0, 1, cancellable, items, error);
+        size_t in_default = 0, elsewhere = 0, chosen = 0;
+        for (size_t i = 0; status == COFFER_SECRET_OK && i < count; i++) {
+            if (!has_exactly(&items[i], attributes, attribute_count)) continue;
+            if (strncmp(paths[i], home, home_prefix) == 0 && paths[i][home_prefix] == '/') {
+                in_default++;
+            } else {
+                elsewhere++;
+                chosen = i;
+            }
+        }
+        if (status == COFFER_SECRET_OK && in_default == 0 && elsewhere == 1) {
+            *path = strdup(paths[chosen]);
+            *locked = chosen >= unlocked_count;
+            *label = strdup(items[chosen].label ? items[chosen].label : "");
+        }
+        coffer_secret_items_free(items, count);  // entries not reached are still zeroed
+    }
+    free(home);
+    free(paths);
+    api.strfreev(unlocked_paths);
+    api.strfreev(locked_paths);
+    return status;
+}
+
+// Changes the item at `path` in place: its secret, and its label when that differs.
+static int replace_item(void *service, const char *path, const char *old_label, const char *label, void *value, void *cancellable,
+                        coffer_secret_error *error) {
+    GErrorABI *gerror = NULL;
+    void *item = api.item_new_for_dbus_path_sync(service, path, 0 /* SECRET_ITEM_NONE */, cancellable, &gerror);
+    if (!item) return take_error(gerror, error);
+    int done = api.item_set_secret_sync(item, value, cancellable, &gerror);
+    if (done && strcmp(old_label, label) != 0) done = api.item_set_label_sync(item, label, cancellable, &gerror);
+    api.object_unref(item);
+    return done ? COFFER_SECRET_OK : take_error(gerror, error);
+}
+
 int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attribute_count, const char *label,
                         const unsigned char *secret, size_t secret_length, const char *content_type,
                         void *cancellable, coffer_secret_error *error) {
@@ -305,23 +420,35 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
         api.object_unref(service);
         return state;
     }
-    void *table = attribute_table(attributes, attribute_count);
+    char *path = NULL, *old_label = NULL;
+    int path_locked = 0;
+    state = item_to_replace(service, attributes, attribute_count, cancellable, &path, &path_locked, &old_label, error);
+    if (state != COFFER_SECRET_OK || (path && path_locked)) {
+        free(path);
+        free(old_label);
+        api.object_unref(service);
+        return state != COFFER_SECRET_OK ? state : COFFER_SECRET_LOCKED;  // the one copy sits in a locked collection
+    }
     void *value = api.value_new((const char *)secret, (long)secret_length, content_type);
-    GErrorABI *gerror = NULL;
-    int stored = api.service_store_sync(service, NULL, table, "default", label, value, cancellable, &gerror);
+    int status;
+    if (path) {
+        status = replace_item(service, path, old_label, label, value, cancellable, error);
+    } else {
+        void *table = attribute_table(attributes, attribute_count);
+        GErrorABI *gerror = NULL;
+        int stored = api.service_store_sync(service, NULL, table, "default", label, value, cancellable, &gerror);
+        api.hash_table_unref(table);
+        status = stored ? COFFER_SECRET_OK : take_error(gerror, error);
+    }
     api.value_unref(value);
-    api.hash_table_unref(table);
+    free(path);
+    free(old_label);
     api.object_unref(service);
-    return stored ? COFFER_SECRET_OK : take_error(gerror, error);
+    return status;
 }
 
 static char *copy_string(const char *text) { return strdup(text ? text : ""); }
 
-static size_t path_count(char **paths) {
-    size_t count = 0;
-    while (paths && paths[count]) count++;
-    return count;
-}
 
 
 /// Every item, in every collection, with these attributes (a list of SecretItem the caller

@@ -30,6 +30,7 @@ public struct OathStorageConformance: Sendable {
         try await checkRoundTrip()
         try await checkUpsert()
         try await checkRemoveAndClear()
+        try await checkIdsByBytes()
         try await checkSecretNotInMetadata()
         try await checkConcurrentWriters()
         try await checkAtomicCounter()
@@ -96,6 +97,25 @@ public struct OathStorageConformance: Sendable {
         try expect(try await storage.getAllOathCredentials().count == 2, "remove", "removing one credential removed another too, or none")
         try await storage.clearOathCredentials()
         try expect(try await storage.getAllOathCredentials().isEmpty, "clear", "clear left credentials")
+    }
+
+    /// Two ids that differ only in Unicode normalisation ("é" as one code point, and "e" with a
+    /// combining accent) are two credentials, as SQLite and the keyring tell them apart: each
+    /// is stored, read, listed and removed on its own, and ties in time list in byte order.
+    public func checkIdsByBytes() async throws {
+        let storage = try await makeStorage()
+        let composed = credential("caf\u{E9}", issuer: "Composed")
+        let decomposed = credential("cafe\u{301}", issuer: "Decomposed")
+        try await storage.storeOathCredential(composed)
+        try await storage.storeOathCredential(decomposed)
+        let all = try await storage.getAllOathCredentials().map(\.issuer)
+        try expect(all == ["Decomposed", "Composed"], "idsByBytes", "two ids that differ in normalisation are not two credentials in byte order: \(all)")
+        try expect(try await storage.retrieveOathCredential(credentialId: composed.id)?.issuer == "Composed", "idsByBytes", "the composed id reads another credential")
+        try expect(try await storage.retrieveOathCredential(credentialId: decomposed.id)?.issuer == "Decomposed", "idsByBytes", "the decomposed id reads another credential")
+        try expect(try await storage.removeOathCredential(credentialId: composed.id), "idsByBytes", "removing the composed id answered false")
+        let left = try await storage.getAllOathCredentials().map(\.issuer)
+        try expect(left == ["Decomposed"], "idsByBytes", "removing one of the two ids removed the other too: \(left)")
+        try await storage.clearOathCredentials()
     }
 
     /// The secret never appears in the credential's JSON, `description` or `dump`.

@@ -31,6 +31,7 @@ public struct PushStorageConformance: Sendable {
         try await checkEmpty()
         try await checkCredentials()
         try await checkNotifications()
+        try await checkIdsByBytes()
         try await checkDeviceToken()
         try await checkPurges()
         if expectsCascade { try await checkCascade() }
@@ -117,6 +118,34 @@ public struct PushStorageConformance: Sendable {
         try expect(try await storage.getAllPushNotifications().map(\.id) == ["new"], "notifications", "removals took the wrong notifications")
         try await storage.clearPushNotifications()
         try expect(try await storage.getAllPushNotifications().isEmpty, "notifications", "clear left notifications")
+        try await storage.clearPushCredentials()
+    }
+
+    /// Ids that differ only in Unicode normalisation ("é" as one code point, and "e" with a
+    /// combining accent) are two records, as SQLite and the keyring tell them apart: two
+    /// credentials, two notifications, each found, counted and removed on its own.
+    public func checkIdsByBytes() async throws {
+        let storage = try await makeStorage()
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        try await storage.storePushCredential(credential(composed))
+        try await storage.storePushCredential(credential(decomposed, at: 1))
+        let credentials = try await storage.getAllPushCredentials().map(\.userId)
+        try expect(credentials == ["user-\(decomposed)", "user-\(composed)"], "idsByBytes", "two credential ids that differ in normalisation are not two credentials")
+        try await storage.storePushNotification(notification(composed, credential: composed, age: 20, messageId: "m-\(composed)"))
+        try await storage.storePushNotification(notification(decomposed, credential: composed, age: 10, messageId: "m-\(decomposed)"))
+        try await storage.storePushNotification(notification("other", credential: decomposed, age: 5))
+        let all = try await storage.getAllPushNotifications().map(\.messageId)
+        try expect(all == ["message-other", "m-\(decomposed)", "m-\(composed)"], "idsByBytes", "two notification ids that differ in normalisation are not two notifications")
+        try expect(try await storage.retrievePushNotification(notificationId: composed)?.messageId == "m-\(composed)", "idsByBytes", "the composed id reads another notification")
+        try expect(try await storage.getNotificationByMessageId(messageId: "m-\(decomposed)")?.messageId == "m-\(decomposed)", "idsByBytes", "a message id finds another notification")
+        try expect(try await storage.countPushNotifications(credentialId: composed) == 2, "idsByBytes", "a credential's count takes in another credential's notifications")
+        try expect(try await storage.countPushNotifications(credentialId: decomposed) == 1, "idsByBytes", "a credential's count takes in another credential's notifications")
+        try expect(try await storage.removePushNotification(notificationId: decomposed), "idsByBytes", "removing the decomposed notification answered false")
+        let left = try await storage.getAllPushNotifications().map(\.messageId)
+        try expect(left == ["message-other", "m-\(composed)"], "idsByBytes", "removing one of two notification ids removed the other too")
+        try expect(try await storage.removePushNotificationsForCredential(credentialId: decomposed) == 1, "idsByBytes", "removing a credential's notifications took another's")
+        try expect(try await storage.getAllPushNotifications().map(\.messageId) == ["m-\(composed)"], "idsByBytes", "removing a credential's notifications took another's")
+        try await storage.clearPushNotifications()
         try await storage.clearPushCredentials()
     }
 

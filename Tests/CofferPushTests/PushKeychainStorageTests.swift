@@ -86,6 +86,27 @@ struct PushKeychainStorageTests {
         try await storage.clearPushNotifications()
     }
 
+    @Test("the move keeps ids apart byte for byte: notifications and credentials whose ids differ only in normalisation all arrive, each in its own book")
+    func movesIdsByBytes() async throws {
+        let prefix = Self.prefix()
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        let old = [Self.notification(composed, of: composed, minutesAgo: 3), Self.notification(decomposed, of: composed, minutesAgo: 2),
+                   Self.notification("other", of: decomposed, minutesAgo: 1)]
+        try await Self.writeOldLayout(prefix, old)
+        let storage = Self.storage(prefix)
+        // Swift's `==` takes the two ids for one: the move kept the first and deleted both items.
+        let moved = try await storage.getAllPushNotifications()
+        #expect(moved.map(\.messageId) == ["message-other", "message-" + decomposed, "message-" + composed])
+        #expect(try await storage.countPushNotifications(credentialId: composed) == 2)
+        #expect(try await storage.countPushNotifications(credentialId: decomposed) == 1)
+        let keyring = SecretService()
+        let left = try await keyring.search(["service": prefix + ".notifications"], loadSecrets: false)
+        #expect(left.filter { $0.attributes["kind"] == nil }.isEmpty, "every old item moved and removed")
+        #expect(Set(left.filter { $0.attributes["kind"] == "notifications" }.map { Array(($0.attributes["credentialId"] ?? "").utf8) })
+                    == [Array(composed.utf8), Array(decomposed.utf8)], "one book per credential id, by bytes")
+        try await storage.clearPushNotifications()
+    }
+
     @Test("a process killed before any keyring write of the move (16 of them) loses nothing and leaves no copy behind")
     func killedDuringTheMove() async throws {
         let stress = try CofferProcess.builtExecutable("coffer-stress")

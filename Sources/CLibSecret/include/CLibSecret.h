@@ -60,7 +60,9 @@ void coffer_secret_cancellable_free(void *cancellable);
 int coffer_secret_default_collection_state(void *cancellable, coffer_secret_error *error);
 
 /// Stores (creating or replacing the item with exactly these attributes) into the default
-/// collection. Returns LOCKED or NO_COLLECTION instead of prompting.
+/// collection; or, when the default collection has no such item and exactly one other collection
+/// item has them, changes that item in place (LOCKED when it is locked). Returns LOCKED or
+/// NO_COLLECTION instead of prompting.
 int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attribute_count,
                         const char *label, const unsigned char *secret, size_t secret_length,
                         const char *content_type, void *cancellable, coffer_secret_error *error);

@@ -96,7 +96,7 @@ final class CredentialBook: Sendable {
         for text in texts {
             do {
                 let contents = try JSONDecoder().decode(Contents.self, from: Data(try text.get().utf8))
-                guard Set(contents.credentials.map(\.credential.idBytes)).count == contents.credentials.count else {
+                guard Set(contents.credentials.map(\.credential.storedID)).count == contents.credentials.count else {
                     throw SealedKeyringItems.Malformed("the book of OATH credentials names a credential twice")
                 }
                 guard contents.generation > shelf.generation else { continue }
@@ -156,7 +156,7 @@ final class CredentialBook: Sendable {
 
     /// Whether two lists would be written differently (the order, a field or a secret).
     private static func differ(_ one: [OathCredential], _ other: [OathCredential]) throws -> Bool {
-        guard one.count == other.count, zip(one, other).allSatisfy({ $0.idBytes == $1.idBytes && $0.secret == $1.secret }) else { return true }
+        guard one.count == other.count, zip(one, other).allSatisfy({ $0.storedID == $1.storedID && $0.secret == $1.secret }) else { return true }
         return try JSONEncoder().encode(one) != JSONEncoder().encode(other)
     }
 
@@ -211,21 +211,21 @@ final class CredentialBook: Sendable {
         let (metadata, secrets) = try await oldItems()
         // Ids are compared byte for byte, as the keyring compares attributes ("é" composed or not
         // are two credentials).
-        func account(_ item: SecretService.Item) -> [UInt8] { Array((item.attributes["account"] ?? "").utf8) }
+        func account(_ item: SecretService.Item) -> StoredID { (item.attributes["account"] ?? "").storedID }
         let secretItems = Dictionary(secrets.map { (account($0), $0) }, uniquingKeysWith: { first, _ in first })
         let ids = metadata.map { $0.attributes["account"] ?? "" }
-        let opened = await items.openEach(ids.map { (secretItems[Array($0.utf8)]?.secret ?? Data(), secretField($0)) })
+        let opened = await items.openEach(ids.map { (secretItems[$0.storedID]?.secret ?? Data(), secretField($0)) })
         var moving: [OathCredential] = []
-        var movingIds: Set<[UInt8]> = []
+        var movingIds: Set<StoredID> = []
         for (index, item) in metadata.enumerated() {
             let id = ids[index]
             do {
                 let credential = try JSONDecoder().decode(OathCredential.self, from: item.secret ?? Data())
-                guard credential.idBytes == Array(id.utf8) else { throw SealedKeyringItems.Malformed("the item of \(TerminalText.escaped(id)) holds another credential") }
-                guard secretItems[Array(id.utf8)] != nil else { throw SealedKeyringItems.Malformed("the credential \(TerminalText.escaped(id)) has no secret") }
+                guard credential.storedID == id.storedID else { throw SealedKeyringItems.Malformed("the item of \(TerminalText.escaped(id)) holds another credential") }
+                guard secretItems[id.storedID] != nil else { throw SealedKeyringItems.Malformed("the credential \(TerminalText.escaped(id)) has no secret") }
                 let secret = try opened[index].get()
                 // Two items of one id (a copy in another collection): the first is moved, both removed.
-                if movingIds.insert(credential.idBytes).inserted { moving.append(credential.withSecret(secret)) }
+                if movingIds.insert(credential.storedID).inserted { moving.append(credential.withSecret(secret)) }
             } catch where SealedKeyringItems.isDamage(error) || SealedKeyringItems.isUnknownKey(error) {
                 logger.w("Left an OATH credential of the older layout that cannot be read (\(service) \(TerminalText.escaped(id)))", error: error)
             }
@@ -235,8 +235,8 @@ final class CredentialBook: Sendable {
             logger.w("Left the older OATH items of \(service) where they are", error: error)
             return
         }
-        let kept = Set(shelf.credentials.map(\.idBytes))
-        let added = moving.filter { !kept.contains($0.idBytes) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        let kept = Set(shelf.credentials.map(\.storedID))
+        let added = moving.filter { !kept.contains($0.storedID) }.sorted(by: OathCredential.oldestFirst)
         if !added.isEmpty { try await write(shelf.credentials + added, after: shelf) }
         for credential in moving {
             _ = try await items.keyring.clear(oldMetadata.merging(["account": credential.id]) { $1 })
@@ -246,7 +246,7 @@ final class CredentialBook: Sendable {
         // between its two writes (the secret was written first, and deleted last): a store that
         // never finished or a removal that did. No credential can be made of it. Only a secret
         // that opens as this storage's is removed.
-        let named = Set(ids.map { Array($0.utf8) })
+        let named = Set(ids.map(\.storedID))
         let orphans = secrets.filter { !named.contains(account($0)) }
         let orphanIds = orphans.map { $0.attributes["account"] ?? "" }
         for (id, result) in zip(orphanIds, await items.openEach(zip(orphans, orphanIds).map { ($0.secret ?? Data(), secretField($1)) })) {
@@ -259,7 +259,13 @@ final class CredentialBook: Sendable {
 }
 
 extension OathCredential {
-    /// The id's bytes: the book and the keyring tell ids apart byte for byte (Swift's `==` would
-    /// take a composed "é" and a decomposed one for the same id).
-    var idBytes: [UInt8] { Array(id.utf8) }
+    /// The id as the stores tell ids apart: byte for byte (Swift's `==` would take a composed
+    /// "é" and a decomposed one for the same id).
+    package var storedID: StoredID { id.storedID }
+
+    /// Oldest first, ties by id in byte order: the order every storage lists credentials in
+    /// (SQLite's `ORDER BY created_at, id` compares ids by bytes).
+    package static func oldestFirst(_ one: OathCredential, _ other: OathCredential) -> Bool {
+        (one.createdAt, one.storedID) < (other.createdAt, other.storedID)
+    }
 }

@@ -100,7 +100,7 @@ public final class PostgresOathStorage: OathCounterStorage, CustomReflectable {
     public func getAllOathCredentials() async throws -> [OathCredential] {
         try await run("retrieve credentials") {
             let rows = try await scope.read("read the OATH credentials",
-                                            "\(unescaped: OathRow.select)WHERE owner = \(owner) ORDER BY created_at, id")
+                                            "\(unescaped: OathRow.select)WHERE owner = \(owner) ORDER BY created_at, id COLLATE \"C\"")
             var readable: [OathRow] = []
             for row in rows {
                 do { readable.append(try OathRow(row)) } catch { logger.w("Skipped an OATH credential row that cannot be read", error: error) }

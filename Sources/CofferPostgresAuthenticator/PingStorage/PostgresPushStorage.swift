@@ -82,7 +82,7 @@ public final class PostgresPushStorage: PushStorage, CustomReflectable {
 
     /// Every readable credential, newest first; a row that cannot be read is logged and skipped.
     public func getAllPushCredentials() async throws -> [PushCredential] {
-        try await credentials("retrieve credentials", "WHERE owner = \(owner) ORDER BY created_at DESC, id DESC", skipping: true)
+        try await credentials("retrieve credentials", "WHERE owner = \(owner) ORDER BY created_at DESC, id COLLATE \"C\" DESC", skipping: true)
     }
 
     /// The credential, or `nil`; one that cannot be read is a `PushStorageError`.
@@ -137,7 +137,7 @@ public final class PostgresPushStorage: PushStorage, CustomReflectable {
 
     /// Every readable notification, newest first.
     public func getAllPushNotifications() async throws -> [PushNotification] {
-        try await notifications("retrieve notifications", "WHERE owner = \(owner) ORDER BY created_at DESC, id DESC", skipping: true)
+        try await notifications("retrieve notifications", "WHERE owner = \(owner) ORDER BY created_at DESC, id COLLATE \"C\" DESC", skipping: true)
     }
 
     /// Those pending and not expired, newest first: one indexed query, expiry decided in it.
@@ -158,7 +158,7 @@ public final class PostgresPushStorage: PushStorage, CustomReflectable {
     public func getNotificationByMessageId(messageId: String) async throws -> PushNotification? {
         guard !messageId.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         return try await notifications("retrieve notification", """
-            WHERE owner = \(owner) AND message_id = \(messageId) ORDER BY created_at DESC, id DESC LIMIT 1
+            WHERE owner = \(owner) AND message_id = \(messageId) ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT 1
             """, skipping: false).first
     }
 
@@ -241,10 +241,10 @@ public final class PostgresPushStorage: PushStorage, CustomReflectable {
         guard limit > 0 else { return [] }
         if let credentialId {
             return try await notifications("retrieve oldest notifications", """
-                WHERE owner = \(owner) AND credential_id = \(credentialId) ORDER BY created_at, id LIMIT \(limit)
+                WHERE owner = \(owner) AND credential_id = \(credentialId) ORDER BY created_at, id COLLATE "C" LIMIT \(limit)
                 """, skipping: true)
         }
-        return try await notifications("retrieve oldest notifications", "WHERE owner = \(owner) ORDER BY created_at, id LIMIT \(limit)",
+        return try await notifications("retrieve oldest notifications", "WHERE owner = \(owner) ORDER BY created_at, id COLLATE \"C\" LIMIT \(limit)",
                                        skipping: true)
     }
 
@@ -265,12 +265,12 @@ public final class PostgresPushStorage: PushStorage, CustomReflectable {
             return try await deleting("purge notifications by count", """
                 DELETE FROM coffer_push_notifications WHERE owner = \(owner) AND id IN (
                     SELECT id FROM coffer_push_notifications WHERE owner = \(owner) AND credential_id = \(credentialId)
-                    ORDER BY created_at DESC, id DESC OFFSET \(maxCount))
+                    ORDER BY created_at DESC, id COLLATE "C" DESC OFFSET \(maxCount))
                 """)
         }
         return try await deleting("purge notifications by count", """
             DELETE FROM coffer_push_notifications WHERE owner = \(owner) AND id IN (
-                SELECT id FROM coffer_push_notifications WHERE owner = \(owner) ORDER BY created_at DESC, id DESC OFFSET \(maxCount))
+                SELECT id FROM coffer_push_notifications WHERE owner = \(owner) ORDER BY created_at DESC, id COLLATE "C" DESC OFFSET \(maxCount))
             """)
     }
 

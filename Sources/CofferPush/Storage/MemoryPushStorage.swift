@@ -1,13 +1,15 @@
+import CofferMFACommons
 import Foundation
 import Synchronization
 
 /// Push credentials, notifications and the device token in memory, for tests and previews:
 /// nothing is written anywhere, secrets and challenges included (they live in this process's
 /// memory until it ends). Removing a credential removes its notifications in the same step.
+/// Ids are told apart byte for byte, as SQLite and the keyring tell them.
 public final class MemoryPushStorage: PushStorage {
     private struct State {
-        var credentials: [String: PushCredential] = [:]
-        var notifications: [String: PushNotification] = [:]
+        var credentials: [StoredID: PushCredential] = [:]
+        var notifications: [StoredID: PushNotification] = [:]
         var token: PushDeviceToken?
     }
 
@@ -17,23 +19,23 @@ public final class MemoryPushStorage: PushStorage {
     public init() {}
 
     public func storePushCredential(_ credential: PushCredential) async throws {
-        state.withLock { $0.credentials[credential.id] = credential }
+        state.withLock { $0.credentials[credential.id.storedID] = credential }
     }
 
     /// Every credential, newest first (as Ping's SQL storage lists them).
     public func getAllPushCredentials() async throws -> [PushCredential] {
-        state.withLock { Array($0.credentials.values) }.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        NotificationRules.newestFirst(state.withLock { Array($0.credentials.values) })
     }
 
     public func retrievePushCredential(credentialId: String) async throws -> PushCredential? {
-        state.withLock { $0.credentials[credentialId] }
+        state.withLock { $0.credentials[credentialId.storedID] }
     }
 
     /// Removes the credential and its notifications together.
     public func removePushCredential(credentialId: String) async throws -> Bool {
         state.withLock { state in
-            state.notifications = state.notifications.filter { $0.value.credentialId != credentialId }
-            return state.credentials.removeValue(forKey: credentialId) != nil
+            state.notifications = state.notifications.filter { $0.value.credentialId.storedID != credentialId.storedID }
+            return state.credentials.removeValue(forKey: credentialId.storedID) != nil
         }
     }
 
@@ -46,7 +48,7 @@ public final class MemoryPushStorage: PushStorage {
     }
 
     public func storePushNotification(_ notification: PushNotification) async throws {
-        state.withLock { $0.notifications[notification.id] = notification }
+        state.withLock { $0.notifications[notification.id.storedID] = notification }
     }
 
     public func updatePushNotification(_ notification: PushNotification) async throws {
@@ -62,17 +64,17 @@ public final class MemoryPushStorage: PushStorage {
     }
 
     public func retrievePushNotification(notificationId: String) async throws -> PushNotification? {
-        state.withLock { $0.notifications[notificationId] }
+        state.withLock { $0.notifications[notificationId.storedID] }
     }
 
     /// The newest with this message id; `nil` for a blank one.
     public func getNotificationByMessageId(messageId: String) async throws -> PushNotification? {
         guard !messageId.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
-        return NotificationRules.newestFirst(all().filter { $0.messageId == messageId }).first
+        return NotificationRules.newest(all(), messageId: messageId)
     }
 
     public func removePushNotification(notificationId: String) async throws -> Bool {
-        state.withLock { $0.notifications.removeValue(forKey: notificationId) != nil }
+        state.withLock { $0.notifications.removeValue(forKey: notificationId.storedID) != nil }
     }
 
     public func removePushNotificationsForCredential(credentialId: String) async throws -> Int {
@@ -117,10 +119,10 @@ public final class MemoryPushStorage: PushStorage {
 
     /// Chooses and removes in one step, so a notification stored meanwhile is never chosen
     /// from a stale list.
-    private func remove(_ choose: ([String: PushNotification]) -> [String]) -> Int {
+    private func remove(_ choose: ([StoredID: PushNotification]) -> [String]) -> Int {
         state.withLock { state in
             let ids = choose(state.notifications)
-            for id in ids { state.notifications[id] = nil }
+            for id in ids { state.notifications[id.storedID] = nil }
             return ids.count
         }
     }

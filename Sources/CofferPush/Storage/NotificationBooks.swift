@@ -25,7 +25,8 @@ import Synchronization
 /// then the old items deleted, then the mark; a process killed in between leaves copies that
 /// the next move merges (the book's copy wins), never a gap. An old item that cannot be opened
 /// is left where it is and logged; removing a credential's notifications or all of them removes
-/// it too.
+/// it too. Ids of credentials and notifications are told apart byte for byte (``StoredID``), as
+/// the keyring tells attributes apart.
 final class NotificationBooks: Sendable {
     /// One credential's notifications, as read.
     struct Book: Sendable {
@@ -70,11 +71,14 @@ final class NotificationBooks: Sendable {
     struct Shelf: Sendable {
         /// The books that open, by credential; two items for one credential (the default
         /// collection changed) are read as one, by notification id.
-        var books: [String: Book] = [:]
+        var books: [StoredID: Book] = [:]
         /// Credentials whose book is held by more than one item.
-        var copied: Set<String> = []
+        var copied: Set<StoredID> = []
         /// Credentials whose book does not open (damaged, or moved from another item).
-        var damaged: [String: any Error] = [:]
+        var damaged: [StoredID: any Error] = [:]
+
+        /// The book of `credentialId`, if it has one that opens.
+        func book(of credentialId: String) -> Book? { books[credentialId.storedID] }
         /// How many keyring items the search found.
         var items = 0
     }
@@ -89,21 +93,22 @@ final class NotificationBooks: Sendable {
         var shelf = Shelf(items: found.count)
         for (item, text) in zip(found, texts) {
             let credentialId = item.attributes["credentialId"] ?? ""
+            let key = credentialId.storedID
             do {
                 let notifications = try JSONDecoder().decode([PushNotification].self, from: Data(try text.get().utf8))
-                guard notifications.allSatisfy({ $0.credentialId == credentialId }) else {
+                guard notifications.allSatisfy({ $0.credentialId.storedID == key }) else {
                     throw SealedKeyringItems.Malformed("a book of notifications holds another credential's notification")
                 }
-                if var book = shelf.books[credentialId] {
-                    shelf.copied.insert(credentialId)
-                    let known = Set(book.notifications.map(\.id))
-                    book.notifications += notifications.filter { !known.contains($0.id) }
-                    shelf.books[credentialId] = book
+                if var book = shelf.books[key] {
+                    shelf.copied.insert(key)
+                    let known = Set(book.notifications.map(\.id.storedID))
+                    book.notifications += notifications.filter { !known.contains($0.id.storedID) }
+                    shelf.books[key] = book
                 } else {
-                    shelf.books[credentialId] = Book(credentialId: credentialId, notifications: notifications)
+                    shelf.books[key] = Book(credentialId: credentialId, notifications: notifications)
                 }
             } catch where SealedKeyringItems.isDamage(error) {
-                shelf.damaged[credentialId] = error
+                shelf.damaged[key] = error
             }
         }
         return shelf
@@ -114,17 +119,17 @@ final class NotificationBooks: Sendable {
         try await ensureLayout()
         let shelf = try await shelf()
         for (credentialId, error) in shelf.damaged {
-            logger.w("Skipped push notifications that cannot be read (\(service), credential \(credentialId))", error: error)
+            logger.w("Skipped push notifications that cannot be read (\(service), credential \(credentialId.text))", error: error)
         }
         return shelf.books.values.flatMap(\.notifications)
     }
 
     /// Throws when `credentialId`'s book cannot be changed safely.
     static func checkChangeable(_ credentialId: String, in shelf: Shelf) throws {
-        if let error = shelf.damaged[credentialId] {
+        if let error = shelf.damaged[credentialId.storedID] {
             throw PushStorageError.storageFailure("the notifications of credential \(credentialId) cannot be read; nothing was changed", error)
         }
-        if shelf.copied.contains(credentialId) {
+        if shelf.copied.contains(credentialId.storedID) {
             throw PushStorageError.storageFailure(
                 "two keyring items hold the notifications of credential \(credentialId) (the default keyring changed?); "
                     + "they are read together, and change again once one of them is removed", nil)
@@ -150,11 +155,11 @@ final class NotificationBooks: Sendable {
     /// inside the keyring lock.
     func removeAll(of credentialId: String) async throws -> Int {
         let shelf = try await shelf(of: credentialId)
-        if let error = shelf.damaged[credentialId] {
+        if let error = shelf.damaged[credentialId.storedID] {
             logger.w("Removed push notifications that could not be read (\(service), credential \(credentialId))", error: error)
         }
         let cleared = try await items.keyring.clear(everything(of: credentialId))
-        return (shelf.books[credentialId]?.notifications.count ?? 0) + max(0, cleared - shelf.items)
+        return (shelf.book(of: credentialId)?.notifications.count ?? 0) + max(0, cleared - shelf.items)
     }
 
     // MARK: - The older layout
@@ -187,35 +192,36 @@ final class NotificationBooks: Sendable {
         let old = try await oldItems(loadSecrets: true)
         guard old.allSatisfy({ !$0.isLocked }) else { throw KeychainError.locked }
         let texts = await items.openEach(old.map { ($0.secret ?? Data(), "push/\(service)/\($0.attributes["account"] ?? "")") })
-        var moving: [String: [PushNotification]] = [:]
-        var seen: Set<String> = []
+        var moving: [StoredID: [PushNotification]] = [:]
+        var seen: Set<StoredID> = []
         for (item, text) in zip(old, texts) {
             let id = item.attributes["account"] ?? ""
             do {
                 let notification = try JSONDecoder().decode(PushNotification.self, from: Data(try text.get().utf8))
-                guard notification.id == id else { throw SealedKeyringItems.Malformed("the item holds the notification \(notification.id)") }
+                guard notification.id.storedID == id.storedID else { throw SealedKeyringItems.Malformed("the item holds the notification \(notification.id)") }
                 // Two old items of one id (0.3 kept one per message id and notification id): the first is kept, both are removed.
-                if seen.insert(id).inserted { moving[notification.credentialId, default: []].append(notification) }
+                if seen.insert(id.storedID).inserted { moving[notification.credentialId.storedID, default: []].append(notification) }
             } catch where SealedKeyringItems.isDamage(error) {
                 logger.w("Left a push notification of the older layout that cannot be read (\(service) \(id))", error: error)
             }
         }
         var done = true
-        var moved: Set<String> = []
-        for (credentialId, notifications) in moving.sorted(by: { $0.key < $1.key }) {
+        var moved: Set<StoredID> = []
+        for (key, notifications) in moving.sorted(by: { $0.key < $1.key }) {
+            let credentialId = key.text
             let shelf = try await shelf(of: credentialId)
             do { try Self.checkChangeable(credentialId, in: shelf) } catch {
                 logger.w("Left the older items of credential \(credentialId) where they are (\(service))", error: error)
                 done = false
                 continue
             }
-            var book = shelf.books[credentialId] ?? Book(credentialId: credentialId, notifications: [])
-            let kept = Set(book.notifications.map(\.id))
-            book.notifications += notifications.filter { !kept.contains($0.id) }
+            var book = shelf.book(of: credentialId) ?? Book(credentialId: credentialId, notifications: [])
+            let kept = Set(book.notifications.map(\.id.storedID))
+            book.notifications += notifications.filter { !kept.contains($0.id.storedID) }
             try await write(book)
-            moved.formUnion(notifications.map(\.id))
+            moved.formUnion(notifications.map(\.id.storedID))
         }
-        for item in old where moved.contains(item.attributes["account"] ?? "") {
+        for item in old where moved.contains((item.attributes["account"] ?? "").storedID) {
             _ = try await items.keyring.clear(everything.merging(["account": item.attributes["account"] ?? ""]) { $1 })
         }
         logger.i("Moved \(moved.count) push notifications into one keyring item per credential (\(service))")

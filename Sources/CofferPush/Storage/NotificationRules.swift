@@ -1,8 +1,9 @@
+import CofferMFACommons
 import Foundation
 
 /// The rules of listing and purging notifications (reference §3.2, §9), for the storages that
-/// hold them in memory or one item each (memory, keyring); the SQL storages write the same
-/// rules in SQL.
+/// hold them in memory or in keyring items (memory, keyring); the SQL storages write the same
+/// rules in SQL. Ids are compared and ordered byte for byte (``StoredID``), as SQL compares them.
 ///
 /// Where Ping's keychain storage has a defect, the rules do better: ties in time are broken by
 /// id (so order and purges are the same every time), a limit of 0 or less gives nothing rather
@@ -10,12 +11,12 @@ import Foundation
 package enum NotificationRules {
     /// Newest first; ties by id.
     package static func newestFirst(_ notifications: [PushNotification]) -> [PushNotification] {
-        notifications.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        notifications.sorted { ($0.createdAt, $0.id.storedID) > ($1.createdAt, $1.id.storedID) }
     }
 
     /// Oldest first; ties by id.
     package static func oldestFirst(_ notifications: [PushNotification]) -> [PushNotification] {
-        notifications.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        notifications.sorted { ($0.createdAt, $0.id.storedID) < ($1.createdAt, $1.id.storedID) }
     }
 
     /// Pending and not expired, newest first.
@@ -25,8 +26,18 @@ package enum NotificationRules {
 
     /// Those of `credentialId`, or all when it is `nil`.
     package static func inScope(_ notifications: [PushNotification], _ credentialId: String?) -> [PushNotification] {
-        guard let credentialId else { return notifications }
-        return notifications.filter { $0.credentialId == credentialId }
+        guard let credentialId = credentialId?.storedID else { return notifications }
+        return notifications.filter { $0.credentialId.storedID == credentialId }
+    }
+
+    /// The newest with `messageId`.
+    package static func newest(_ notifications: [PushNotification], messageId: String) -> PushNotification? {
+        newestFirst(notifications.filter { $0.messageId.storedID == messageId.storedID }).first
+    }
+
+    /// Credentials newest first; ties by id.
+    package static func newestFirst(_ credentials: [PushCredential]) -> [PushCredential] {
+        credentials.sorted { ($0.createdAt, $0.id.storedID) > ($1.createdAt, $1.id.storedID) }
     }
 
     /// The oldest `limit` in scope; nothing for a limit of 0 or less.

@@ -95,7 +95,7 @@ public final class PushKeychainStorage: PushStorage {
     /// Every readable credential, newest first; one that cannot be read is logged and skipped.
     public func getAllPushCredentials() async throws -> [PushCredential] {
         try await run("retrieve credentials") {
-            try await readAll(PushCredential.self, service: credentialService).sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+            NotificationRules.newestFirst(try await readAll(PushCredential.self, service: credentialService))
         }
     }
 
@@ -129,16 +129,16 @@ public final class PushKeychainStorage: PushStorage {
         try await changeNotifications("store notification") {
             let shelf = try await books.shelf()
             try NotificationBooks.checkChangeable(notification.credentialId, in: shelf)
-            var book = shelf.books[notification.credentialId] ?? .init(credentialId: notification.credentialId, notifications: [])
-            book.notifications.removeAll { $0.id == notification.id }
+            var book = shelf.book(of: notification.credentialId) ?? .init(credentialId: notification.credentialId, notifications: [])
+            book.notifications.removeAll { $0.id.storedID == notification.id.storedID }
             book.notifications.append(notification)
             try await books.write(book)
             // Then out of any other credential's book: a process stopped in between leaves a
             // second copy, which the next store of this id removes, never no copy at all.
-            for var other in shelf.books.values where other.credentialId != notification.credentialId {
-                guard other.notifications.contains(where: { $0.id == notification.id }),
+            for var other in shelf.books.values where other.credentialId.storedID != notification.credentialId.storedID {
+                guard other.notifications.contains(where: { $0.id.storedID == notification.id.storedID }),
                       (try? NotificationBooks.checkChangeable(other.credentialId, in: shelf)) != nil else { continue }
-                other.notifications.removeAll { $0.id == notification.id }
+                other.notifications.removeAll { $0.id.storedID == notification.id.storedID }
                 try await books.write(other)
             }
         }
@@ -157,20 +157,20 @@ public final class PushKeychainStorage: PushStorage {
     }
 
     public func retrievePushNotification(notificationId: String) async throws -> PushNotification? {
-        try await run("retrieve notification") { try await books.notifications().first { $0.id == notificationId } }
+        try await run("retrieve notification") { try await books.notifications().first { $0.id.storedID == notificationId.storedID } }
     }
 
     /// The newest with this message id; `nil` for a blank one.
     public func getNotificationByMessageId(messageId: String) async throws -> PushNotification? {
         guard !messageId.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         return try await run("retrieve notification") {
-            NotificationRules.newestFirst(try await books.notifications().filter { $0.messageId == messageId }).first
+            NotificationRules.newest(try await books.notifications(), messageId: messageId)
         }
     }
 
     public func removePushNotification(notificationId: String) async throws -> Bool {
         try await changeNotifications("remove notification") {
-            try await remove { $0.filter { $0.id == notificationId }.map(\.id) } > 0
+            try await remove { $0.filter { $0.id.storedID == notificationId.storedID }.map(\.id) } > 0
         }
     }
 
@@ -268,7 +268,7 @@ public final class PushKeychainStorage: PushStorage {
             throw PushStorageError.storageFailure("the item \(service) \(id) holds another record's value", nil)
         }
         let value = try JSONDecoder().decode(type, from: Data(json.utf8))
-        guard service == tokenService || value.id == id else {
+        guard service == tokenService || value.id.storedID == id.storedID else {
             throw PushStorageError.storageFailure("the item \(service) \(id) holds the record \(value.id)", nil)
         }
         return value
@@ -289,13 +289,13 @@ public final class PushKeychainStorage: PushStorage {
     private func remove(_ choose: ([PushNotification]) -> [String]) async throws -> Int {
         let shelf = try await books.shelf()
         for (credentialId, error) in shelf.damaged {
-            logger.w("Left push notifications that cannot be read (\(notificationService), credential \(credentialId))", error: error)
+            logger.w("Left push notifications that cannot be read (\(notificationService), credential \(credentialId.text))", error: error)
         }
-        let chosen = Set(choose(shelf.books.values.flatMap(\.notifications)))
+        let chosen = Set(choose(shelf.books.values.flatMap(\.notifications)).map(\.storedID))
         var removed = 0
-        for var book in shelf.books.values.sorted(by: { $0.credentialId < $1.credentialId }) {
+        for var book in shelf.books.values.sorted(by: { $0.credentialId.storedID < $1.credentialId.storedID }) {
             let before = book.notifications.count
-            book.notifications.removeAll { chosen.contains($0.id) }
+            book.notifications.removeAll { chosen.contains($0.id.storedID) }
             guard book.notifications.count < before else { continue }
             try NotificationBooks.checkChangeable(book.credentialId, in: shelf)
             try await books.write(book)

@@ -89,8 +89,13 @@ public struct SecretService: Sendable {
         }
     }
 
-    /// Stores `secret` in the default collection under `attributes`, replacing the item that has
-    /// exactly these attributes.
+    /// Stores `secret` under `attributes`, replacing the item that has exactly these attributes.
+    ///
+    /// The item goes into the default collection, or replaces one there. When the default
+    /// collection holds no such item but exactly one other collection item does (the user made
+    /// another keyring the default since it was written), that item is changed in place, so a
+    /// store never leaves a second copy beside the first; if that item's collection is locked,
+    /// the store fails with ``KeychainError/locked`` and writes nothing.
     public func store(_ secret: Data, attributes: [String: String], label: String, contentType: String) async throws(KeychainError) {
         await KeyringFaults.beforeWrite?(.store, attributes)
         try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
@@ -186,15 +191,19 @@ public struct SecretService: Sendable {
         _ secret: Data, attributes: [String: String], label: String, contentType: String,
         _ cancellable: UnsafeMutableRawPointer?
     ) throws(SecretCallError) {
-        var error = coffer_secret_error()
-        let status = withAttributes(attributes) { list, count in
-            secret.withUnsafeBytes { bytes in
-                coffer_secret_store(
-                    list, count, label, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
-                    contentType, cancellable, &error)
+        // A store first looks for the item to replace (in another collection than the default,
+        // it is changed in place); one deleted meanwhile is looked for again.
+        try retryingVanishedItems(cancellable) { () throws(SecretCallError) in
+            var error = coffer_secret_error()
+            let status = withAttributes(attributes) { list, count in
+                secret.withUnsafeBytes { bytes in
+                    coffer_secret_store(
+                        list, count, label, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
+                        contentType, cancellable, &error)
+                }
             }
+            guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
         }
-        guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
     }
 
     /// Runs `body` again when an item it found vanished before it could be read: another
