@@ -233,6 +233,18 @@ static void *connect_service(void *cancellable, coffer_secret_error *error) {
 
 static void *reply_value(void *reply);
 
+typedef struct {
+    void *reply;
+    GErrorABI *error;
+    size_t *in_flight;
+} property_call;
+
+static void property_answered(void *connection, void *result, void *data) {
+    property_call *call = data;
+    call->reply = api.connection_call_finish(connection, result, &call->error);
+    (*call->in_flight)--;
+}
+
 static int collection_state(void *service, void *cancellable, coffer_secret_error *error) {
     GErrorABI *gerror = NULL;
     // Fastest, one cheap round trip: the Locked property of the provider's object for the alias
@@ -305,8 +317,8 @@ static size_t path_count(char **paths) {
     return count;
 }
 
-static int read_items(void *service, char **paths, size_t count, int locked, int load_labels, void *cancellable,
-                      coffer_secret_item *out, coffer_secret_error *error);
+static int read_items(void *service, char **paths, size_t count, int locked, int load_attributes, int load_labels,
+                      void *cancellable, coffer_secret_item *out, coffer_secret_error *error);
 
 // Whether `item` holds exactly these attributes (gnome-keyring's xdg:schema left out, as
 // read_items leaves it out).
@@ -322,21 +334,22 @@ static int has_exactly(const coffer_secret_item *item, const coffer_secret_attri
     return 1;
 }
 
-// The path of the default collection ("/org/freedesktop/secrets/collection/login"), or NULL.
-static char *default_collection_path(void *service, void *cancellable) {
-    GErrorABI *gerror = NULL;
-    void *reply = api.connection_call_sync(api.proxy_get_connection(service), api.proxy_get_name(service), "/org/freedesktop/secrets",
-                                           "org.freedesktop.Secret.Service", "ReadAlias", api.variant_new("(s)", "default"), "(o)",
-                                           0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
-    if (!reply) {
-        api.error_free(gerror);
-        return NULL;
-    }
-    void *path = api.variant_get_child_value(reply, 0);
-    char *copy = strdup(api.variant_get_string(path, NULL));
-    api.variant_unref(path);
-    api.variant_unref(reply);
-    return copy;
+// The default collection's Locked property and its path (ReadAlias), asked together so that a
+// store waits one round trip for both. Each answer (or error) is left in its call.
+static void default_locked_and_path(void *service, void *cancellable, property_call *locked, property_call *alias) {
+    void *context = api.main_context_new();
+    api.main_context_push_thread_default(context);
+    size_t in_flight = 2;
+    locked->in_flight = alias->in_flight = &in_flight;
+    api.connection_call(api.proxy_get_connection(service), api.proxy_get_name(service), "/org/freedesktop/secrets/aliases/default",
+                        "org.freedesktop.DBus.Properties", "Get", api.variant_new("(ss)", "org.freedesktop.Secret.Collection", "Locked"),
+                        "(v)", 0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, property_answered, locked);
+    api.connection_call(api.proxy_get_connection(service), api.proxy_get_name(service), "/org/freedesktop/secrets",
+                        "org.freedesktop.Secret.Service", "ReadAlias", api.variant_new("(s)", "default"), "(o)",
+                        0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, property_answered, alias);
+    while (in_flight > 0) api.main_context_iteration(context, 1);
+    api.main_context_pop_thread_default(context);
+    api.main_context_unref(context);
 }
 
 // Where a store goes. The Secret Service's CreateItem replaces an item of the same attributes
@@ -347,8 +360,8 @@ static char *default_collection_path(void *service, void *cancellable) {
 // caller frees it) and *locked says whether it is locked. Otherwise *path stays NULL: store into
 // the default collection. Two or more copies elsewhere are left as they are (readers report
 // them); a new one goes to the default collection, as before.
-static int item_to_replace(void *service, const coffer_secret_attribute *attributes, size_t attribute_count, void *cancellable,
-                           char **path, int *locked, char **label, coffer_secret_error *error) {
+static int item_to_replace(void *service, const char *home, const coffer_secret_attribute *attributes, size_t attribute_count,
+                           void *cancellable, char **path, int *locked, char **label, coffer_secret_error *error) {
     *path = NULL;
     *label = NULL;
     void *table = attribute_table(attributes, attribute_count);
@@ -359,7 +372,6 @@ static int item_to_replace(void *service, const coffer_secret_attribute *attribu
     if (gerror) return take_error(gerror, error);
     size_t unlocked_count = path_count(unlocked_paths), count = unlocked_count + path_count(locked_paths);
     int status = COFFER_SECRET_OK;
-    char *home = count > 0 ? default_collection_path(service, cancellable) : NULL;
     size_t home_prefix = home ? strlen(home) : 0;
     char **paths = calloc(count ? count : 1, sizeof(char *));
     size_t outside = 0;
@@ -371,7 +383,7 @@ static int item_to_replace(void *service, const coffer_secret_attribute *attribu
     // when every item found is in it, the store goes there, as it always did.
     if (home && outside > 0) {
         coffer_secret_item *items = calloc(count, sizeof(coffer_secret_item));
-        status = read_items(service, paths, count, 0, 1, cancellable, items, error);
+        status = read_items(service, paths, count, 0, 1, 1, cancellable, items, error);
         size_t in_default = 0, elsewhere = 0, chosen = 0;
         for (size_t i = 0; status == COFFER_SECRET_OK && i < count; i++) {
             if (!has_exactly(&items[i], attributes, attribute_count)) continue;
@@ -389,7 +401,6 @@ static int item_to_replace(void *service, const coffer_secret_attribute *attribu
         }
         coffer_secret_items_free(items, count);  // entries not reached are still zeroed
     }
-    free(home);
     free(paths);
     api.strfreev(unlocked_paths);
     api.strfreev(locked_paths);
@@ -415,14 +426,36 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
     if (failure) return static_error(failure, error);
     void *service = connect_service(cancellable, error);
     if (!service) return COFFER_SECRET_ERROR;
-    int state = collection_state(service, cancellable, error);
+    property_call locked_call = {0}, alias_call = {0};
+    default_locked_and_path(service, cancellable, &locked_call, &alias_call);
+    int state = -1;
+    if (locked_call.reply) {
+        void *locked = reply_value(locked_call.reply);
+        if (api.variant_is_of_type(locked, "b")) state = api.variant_get_boolean(locked) ? COFFER_SECRET_LOCKED : COFFER_SECRET_OK;
+        api.variant_unref(locked);
+        api.variant_unref(locked_call.reply);
+    } else if (locked_call.error) {
+        api.error_free(locked_call.error);
+    }
+    char *home = NULL;
+    if (alias_call.reply) {
+        void *alias = api.variant_get_child_value(alias_call.reply, 0);
+        home = strdup(api.variant_get_string(alias, NULL));
+        api.variant_unref(alias);
+        api.variant_unref(alias_call.reply);
+    } else if (alias_call.error) {
+        api.error_free(alias_call.error);
+    }
+    if (state < 0) state = collection_state(service, cancellable, error);  // the slower ways
     if (state != COFFER_SECRET_OK) {
+        free(home);
         api.object_unref(service);
         return state;
     }
     char *path = NULL, *old_label = NULL;
     int path_locked = 0;
-    state = item_to_replace(service, attributes, attribute_count, cancellable, &path, &path_locked, &old_label, error);
+    state = item_to_replace(service, home, attributes, attribute_count, cancellable, &path, &path_locked, &old_label, error);
+    free(home);
     if (state != COFFER_SECRET_OK || (path && path_locked)) {
         free(path);
         free(old_label);
@@ -473,17 +506,6 @@ static int find_items(const coffer_secret_attribute *attributes, size_t attribut
 // property), plus a signal subscription each; a listing of a thousand items took more than a
 // second. Coffer asks for the two properties it uses, Attributes and Label, with plain
 // Properties.Get calls, many in flight at once on a main context of this thread's own.
-typedef struct {
-    void *reply;
-    GErrorABI *error;
-    size_t *in_flight;
-} property_call;
-
-static void property_answered(void *connection, void *result, void *data) {
-    property_call *call = data;
-    call->reply = api.connection_call_finish(connection, result, &call->error);
-    (*call->in_flight)--;
-}
 
 // Sends Properties.Get(name) for every path, at most 64 waiting at a time; calls[i] receives
 // path i's answer (a "(v)" reply, or an error).
@@ -516,18 +538,21 @@ static void *reply_value(void *reply) {
 }
 
 // Fills out[i] from the answers for path i; the first error is returned (and the rest freed).
-static int read_items(void *service, char **paths, size_t count, int locked, int load_labels, void *cancellable,
-                      coffer_secret_item *out, coffer_secret_error *error) {
+static int read_items(void *service, char **paths, size_t count, int locked, int load_attributes, int load_labels,
+                      void *cancellable, coffer_secret_item *out, coffer_secret_error *error) {
     if (count == 0) return COFFER_SECRET_OK;
     property_call *attributes = calloc(count, sizeof(property_call));
     property_call *labels = calloc(count, sizeof(property_call));
-    get_properties(service, paths, count, "Attributes", cancellable, attributes);
+    if (load_attributes) get_properties(service, paths, count, "Attributes", cancellable, attributes);
     if (load_labels) get_properties(service, paths, count, "Label", cancellable, labels);
     int status = COFFER_SECRET_OK;
     for (size_t i = 0; i < count; i++) {
-        if (status == COFFER_SECRET_OK && (!attributes[i].reply || (load_labels && !labels[i].reply))) {
-            status = take_error(attributes[i].reply ? labels[i].error : attributes[i].error, error);
-            if (attributes[i].reply) labels[i].error = NULL; else attributes[i].error = NULL;
+        if (status == COFFER_SECRET_OK && load_attributes && !attributes[i].reply) {
+            status = take_error(attributes[i].error, error);
+            attributes[i].error = NULL;
+        } else if (status == COFFER_SECRET_OK && load_labels && !labels[i].reply) {
+            status = take_error(labels[i].error, error);
+            labels[i].error = NULL;
         }
         if (status == COFFER_SECRET_OK) {
             coffer_secret_item *item = &out[i];
@@ -536,9 +561,9 @@ static int read_items(void *service, char **paths, size_t count, int locked, int
             void *label = load_labels ? reply_value(labels[i].reply) : NULL;
             item->label = copy_string(label && api.variant_is_of_type(label, "s") ? api.variant_get_string(label, NULL) : NULL);
             if (label) api.variant_unref(label);
-            void *map = reply_value(attributes[i].reply);
+            void *map = load_attributes ? reply_value(attributes[i].reply) : NULL;
             // A provider that answers with anything but a{ss} has no attributes Coffer can read.
-            size_t pairs = api.variant_is_of_type(map, "a{ss}") ? api.variant_n_children(map) : 0;
+            size_t pairs = map && api.variant_is_of_type(map, "a{ss}") ? api.variant_n_children(map) : 0;
             item->keys = calloc(pairs ? pairs : 1, sizeof(char *));
             item->values = calloc(pairs ? pairs : 1, sizeof(char *));
             for (size_t p = 0; p < pairs; p++) {
@@ -556,7 +581,7 @@ static int read_items(void *service, char **paths, size_t count, int locked, int
                 api.variant_unref(value);
                 api.variant_unref(entry);
             }
-            api.variant_unref(map);
+            if (map) api.variant_unref(map);
         }
         if (attributes[i].reply) api.variant_unref(attributes[i].reply);
         if (labels[i].reply) api.variant_unref(labels[i].reply);
@@ -586,7 +611,7 @@ static int find_paths(const coffer_secret_attribute *attributes, size_t attribut
 }
 
 int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count, int load_secrets,
-                         int load_labels, void *cancellable, coffer_secret_item **items, size_t *item_count,
+                         int load_attributes, int load_labels, void *cancellable, coffer_secret_item **items, size_t *item_count,
                          coffer_secret_error *error) {
     *items = NULL;
     *item_count = 0;
@@ -600,8 +625,8 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     size_t count = path_count(unlocked) + path_count(locked);
     *items = calloc(count ? count : 1, sizeof(coffer_secret_item));
     size_t unlocked_count = path_count(unlocked);
-    if (status == COFFER_SECRET_OK) status = read_items(service, unlocked, unlocked_count, 0, load_labels, cancellable, *items, error);
-    if (status == COFFER_SECRET_OK) status = read_items(service, locked, count - unlocked_count, 1, load_labels, cancellable, *items + unlocked_count, error);
+    if (status == COFFER_SECRET_OK) status = read_items(service, unlocked, unlocked_count, 0, load_attributes, load_labels, cancellable, *items, error);
+    if (status == COFFER_SECRET_OK) status = read_items(service, locked, count - unlocked_count, 1, load_attributes, load_labels, cancellable, *items + unlocked_count, error);
     if (status == COFFER_SECRET_OK && load_secrets && unlocked_count > 0) {
         void *secrets = api.service_get_secrets_for_dbus_paths_sync(service, (const char **)unlocked, cancellable, &gerror);
         if (!secrets) {

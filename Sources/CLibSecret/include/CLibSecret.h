@@ -68,10 +68,11 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
                         const char *content_type, void *cancellable, coffer_secret_error *error);
 
 /// Finds every item (in every collection) that has these attributes. With load_secrets, the
-/// secrets of unlocked items are copied out; without load_labels, labels are empty (one call per
-/// item fewer). Free the result with coffer_secret_items_free().
+/// secrets of unlocked items are copied out; without load_attributes or load_labels, the
+/// attributes or labels are empty (one call per item fewer each). Free the result with
+/// coffer_secret_items_free().
 int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attribute_count,
-                         int load_secrets, int load_labels, void *cancellable, coffer_secret_item **items,
+                         int load_secrets, int load_attributes, int load_labels, void *cancellable, coffer_secret_item **items,
                          size_t *item_count, coffer_secret_error *error);
 
 void coffer_secret_items_free(coffer_secret_item *items, size_t item_count);

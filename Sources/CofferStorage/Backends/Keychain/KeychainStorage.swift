@@ -99,7 +99,7 @@ struct KeychainItem<T: Codable & Sendable>: Storage {
     func save(item: T) async throws {
         try checkNames()
         let secret = try await sealing.seal(item, identity: identity, location: location, replacing: {
-            try await secretService.search(attributes, loadLabels: false).first?.secret
+            try await secretService.search(attributes, loadAttributes: false, loadLabels: false).first?.secret
         })
         let contentType = if case .plain = sealing { "application/json" } else { "application/octet-stream" }
         try await secretService.store(secret, attributes: attributes, label: label, contentType: contentType)
@@ -107,7 +107,7 @@ struct KeychainItem<T: Codable & Sendable>: Storage {
 
     func get() async throws -> T? {
         try checkNames()
-        let items = try await secretService.search(attributes, loadLabels: false)
+        let items = try await secretService.search(attributes, loadAttributes: false, loadLabels: false)
         guard let item = items.first else {
             // "Nothing stored" only from a keyring that could have stored it: with no default
             // collection yet a save fails, so a read says so too (an app would take `nil` for

@@ -33,7 +33,7 @@ public struct SecretService: Sendable {
         case locked
     }
 
-    /// An item found by ``search(_:loadSecrets:loadLabels:)``.
+    /// An item found by ``search(_:loadSecrets:loadAttributes:loadLabels:)``.
     public struct Item: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The item's attributes.
         public var attributes: [String: String]
@@ -108,15 +108,20 @@ public struct SecretService: Sendable {
     /// - Parameters:
     ///   - attributes: What every item found has (equality; the Secret Service has no other query).
     ///   - loadSecrets: Whether to read the unlocked items' secrets (one call for all of them).
+    ///   - loadAttributes: Whether to read each item's attributes; without, ``Item/attributes``
+    ///     is empty and the search makes one call per item fewer (for a caller that needs only
+    ///     the secret of the item these attributes name).
     ///   - loadLabels: Whether to read each item's label; without, ``Item/label`` is empty and
     ///     the search makes one call per item fewer.
-    public func search(_ attributes: [String: String], loadSecrets: Bool = true, loadLabels: Bool = true) async throws(KeychainError) -> [Item] {
+    public func search(
+        _ attributes: [String: String], loadSecrets: Bool = true, loadAttributes: Bool = true, loadLabels: Bool = true
+    ) async throws(KeychainError) -> [Item] {
         try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
-            try Self.search(attributes, loadSecrets: loadSecrets, loadLabels: loadLabels, cancellable)
+            try Self.search(attributes, loadSecrets: loadSecrets, loadAttributes: loadAttributes, loadLabels: loadLabels, cancellable)
         }
     }
 
-    /// How many items have all of `attributes`, locked or not. Cheaper than ``search(_:loadSecrets:loadLabels:)``
+    /// How many items have all of `attributes`, locked or not. Cheaper than ``search(_:loadSecrets:loadAttributes:loadLabels:)``
     /// when the items themselves are not needed: nothing is loaded per item.
     public func count(_ attributes: [String: String]) async throws(KeychainError) -> Int {
         try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
@@ -227,21 +232,21 @@ public struct SecretService: Sendable {
     }
 
     private static func search(
-        _ attributes: [String: String], loadSecrets: Bool, loadLabels: Bool, _ cancellable: UnsafeMutableRawPointer?
+        _ attributes: [String: String], loadSecrets: Bool, loadAttributes: Bool = true, loadLabels: Bool, _ cancellable: UnsafeMutableRawPointer?
     ) throws(SecretCallError) -> [Item] {
         try retryingVanishedItems(cancellable) { () throws(SecretCallError) in
-            try searchOnce(attributes, loadSecrets: loadSecrets, loadLabels: loadLabels, cancellable)
+            try searchOnce(attributes, loadSecrets: loadSecrets, loadAttributes: loadAttributes, loadLabels: loadLabels, cancellable)
         }
     }
 
     private static func searchOnce(
-        _ attributes: [String: String], loadSecrets: Bool, loadLabels: Bool, _ cancellable: UnsafeMutableRawPointer?
+        _ attributes: [String: String], loadSecrets: Bool, loadAttributes: Bool, loadLabels: Bool, _ cancellable: UnsafeMutableRawPointer?
     ) throws(SecretCallError) -> [Item] {
         var error = coffer_secret_error()
         var found: UnsafeMutablePointer<coffer_secret_item>?
         var count = 0
         let status = withAttributes(attributes) { list, attributeCount in
-            coffer_secret_search(list, attributeCount, loadSecrets ? 1 : 0, loadLabels ? 1 : 0, cancellable, &found, &count, &error)
+            coffer_secret_search(list, attributeCount, loadSecrets ? 1 : 0, loadAttributes ? 1 : 0, loadLabels ? 1 : 0, cancellable, &found, &count, &error)
         }
         defer { coffer_secret_items_free(found, count) }
         guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
