@@ -320,18 +320,36 @@ static size_t path_count(char **paths) {
 static int read_items(void *service, char **paths, size_t count, int locked, int load_attributes, int load_labels,
                       void *cancellable, coffer_secret_item *out, coffer_secret_error *error);
 
+// gnome-keyring shows the attributes of an item in a keyring that is still locked as loaded from
+// disk only hashed: "gkr:compat:hashed:<name>" = a digest of the value. The search matched those
+// digests already, so a hashed attribute counts as holding its name's value.
+static const char hashed_prefix[] = "gkr:compat:hashed:";
+
 // Whether `item` holds exactly these attributes (gnome-keyring's xdg:schema left out, as
-// read_items leaves it out).
+// read_items leaves it out; a hashed attribute stands for its name, see above).
 static int has_exactly(const coffer_secret_item *item, const coffer_secret_attribute *attributes, size_t attribute_count) {
     if (item->attribute_count != attribute_count) return 0;
     for (size_t a = 0; a < attribute_count; a++) {
         int found = 0;
         for (size_t k = 0; k < item->attribute_count && !found; k++) {
-            found = strcmp(item->keys[k], attributes[a].key) == 0 && strcmp(item->values[k], attributes[a].value) == 0;
+            const char *key = item->keys[k];
+            if (strncmp(key, hashed_prefix, sizeof hashed_prefix - 1) == 0) {
+                found = strcmp(key + sizeof hashed_prefix - 1, attributes[a].key) == 0;
+            } else {
+                found = strcmp(key, attributes[a].key) == 0 && strcmp(item->values[k], attributes[a].value) == 0;
+            }
         }
         if (!found) return 0;
     }
     return 1;
+}
+
+// gnome-keyring's "session" collection lives in the daemon's memory only: it is gone when the
+// daemon stops. Whether `path` is that collection, or (with `item`) an item in it.
+static int is_volatile(const char *path, int item) {
+    const char collection[] = "/org/freedesktop/secrets/collection/session";
+    size_t length = sizeof collection - 1;
+    return strncmp(path, collection, length) == 0 && (item ? path[length] == '/' : path[length] == '\0');
 }
 
 // The default collection's Locked property and its path (ReadAlias), asked together so that a
@@ -355,14 +373,17 @@ static void default_locked_and_path(void *service, void *cancellable, property_c
 // Where a store goes. The Secret Service's CreateItem replaces an item of the same attributes
 // only in the collection it is sent to, the default one; an item left in another collection
 // (the default changed since it was written) would stay beside a new copy, and readers would
-// find two. So when the default collection holds no item with exactly these attributes and one
-// other collection holds exactly one, that item is the one to change: *path is set (the
-// caller frees it) and *locked says whether it is locked. Otherwise *path stays NULL: store into
-// the default collection. Two or more copies elsewhere are left as they are (readers report
-// them); a new one goes to the default collection, as before.
+// find two. So when the default collection (`home`) holds no item with exactly these attributes
+// and one other collection holds exactly one, that item is the one to change: *path is set (the
+// caller frees it) and *locked says whether it is locked; *move is set when that collection is
+// gnome-keyring's in-memory "session" one, which a changed in place item would not outlive: the
+// caller stores into the default collection and then deletes it. Otherwise *path stays NULL:
+// store into the default collection. Two or more copies elsewhere are left as they are (readers
+// report them); a new one goes to the default collection, as before.
 static int item_to_replace(void *service, const char *home, const coffer_secret_attribute *attributes, size_t attribute_count,
-                           void *cancellable, char **path, int *locked, char **label, coffer_secret_error *error) {
+                           void *cancellable, char **path, int *locked, int *move, char **label, coffer_secret_error *error) {
     *path = NULL;
+    *move = 0;
     *label = NULL;
     void *table = attribute_table(attributes, attribute_count);
     GErrorABI *gerror = NULL;
@@ -397,6 +418,7 @@ static int item_to_replace(void *service, const char *home, const coffer_secret_
         if (status == COFFER_SECRET_OK && in_default == 0 && elsewhere == 1) {
             *path = strdup(paths[chosen]);
             *locked = chosen >= unlocked_count;
+            *move = is_volatile(paths[chosen], 1) && !is_volatile(home, 0);
             *label = strdup(items[chosen].label ? items[chosen].label : "");
         }
         coffer_secret_items_free(items, count);  // entries not reached are still zeroed
@@ -407,14 +429,15 @@ static int item_to_replace(void *service, const char *home, const coffer_secret_
     return status;
 }
 
-// Changes the item at `path` in place: its secret, and its label when that differs.
+// Changes the item at `path` in place: its label when that differs, then its secret (so that a
+// failure reported never follows a value already written).
 static int replace_item(void *service, const char *path, const char *old_label, const char *label, void *value, void *cancellable,
                         coffer_secret_error *error) {
     GErrorABI *gerror = NULL;
     void *item = api.item_new_for_dbus_path_sync(service, path, 0 /* SECRET_ITEM_NONE */, cancellable, &gerror);
     if (!item) return take_error(gerror, error);
-    int done = api.item_set_secret_sync(item, value, cancellable, &gerror);
-    if (done && strcmp(old_label, label) != 0) done = api.item_set_label_sync(item, label, cancellable, &gerror);
+    int done = strcmp(old_label, label) == 0 || api.item_set_label_sync(item, label, cancellable, &gerror);
+    if (done) done = api.item_set_secret_sync(item, value, cancellable, &gerror);
     api.object_unref(item);
     return done ? COFFER_SECRET_OK : take_error(gerror, error);
 }
@@ -453,10 +476,10 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
         return state;
     }
     char *path = NULL, *old_label = NULL;
-    int path_locked = 0;
-    state = item_to_replace(service, home, attributes, attribute_count, cancellable, &path, &path_locked, &old_label, error);
-    free(home);
+    int path_locked = 0, move = 0;
+    state = item_to_replace(service, home, attributes, attribute_count, cancellable, &path, &path_locked, &move, &old_label, error);
     if (state != COFFER_SECRET_OK || (path && path_locked)) {
+        free(home);
         free(path);
         free(old_label);
         api.object_unref(service);
@@ -464,15 +487,25 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
     }
     void *value = api.value_new((const char *)secret, (long)secret_length, content_type);
     int status;
-    if (path) {
+    if (path && !move) {
         status = replace_item(service, path, old_label, label, value, cancellable, error);
     } else {
+        // Into the collection looked at above, not whatever "default" names by now: a default
+        // moved meanwhile would otherwise get a second copy.
         void *table = attribute_table(attributes, attribute_count);
         GErrorABI *gerror = NULL;
-        int stored = api.service_store_sync(service, NULL, table, "default", label, value, cancellable, &gerror);
+        int stored = api.service_store_sync(service, NULL, table, home ? home : "default", label, value, cancellable, &gerror);
         api.hash_table_unref(table);
         status = stored ? COFFER_SECRET_OK : take_error(gerror, error);
+        // Out of the in-memory collection, once the value is safe in the default one (a process
+        // stopped in between leaves two copies, which readers report; none is lost).
+        if (status == COFFER_SECRET_OK && path && move) {
+            void *item = api.item_new_for_dbus_path_sync(service, path, 0 /* SECRET_ITEM_NONE */, cancellable, &gerror);
+            if (!item || !api.item_delete_sync(item, cancellable, &gerror)) status = take_error(gerror, error);
+            if (item) api.object_unref(item);
+        }
     }
+    free(home);
     api.value_unref(value);
     free(path);
     free(old_label);

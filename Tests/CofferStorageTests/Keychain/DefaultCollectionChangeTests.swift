@@ -10,7 +10,12 @@ import Testing
 struct DefaultCollectionChangeTests {
     /// Counts the items holding the stress helper's value `item`, in every collection.
     static let countItems = """
-        count() { secret-tool search --all service org.coffer.tests.stress account item 2>/dev/null | grep -c '^\\[' ; }
+        # SearchItems answers with locked items too, and never prompts.
+        count() {
+          gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
+            --method org.freedesktop.Secret.Service.SearchItems "{'service': 'org.coffer.tests.stress', 'account': 'item'}" \\
+            | grep -o '/org/freedesktop/secrets/collection/[a-z_0-9]*/[0-9]*' | wc -l
+        }
         inSession() {
           dbus-send --session --dest=org.freedesktop.secrets --print-reply /org/freedesktop/secrets/collection/session \
             org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Collection string:Items | grep -c 'object path'
@@ -18,6 +23,29 @@ struct DefaultCollectionChangeTests {
         setDefault() {
           dbus-send --session --dest=org.freedesktop.secrets --print-reply /org/freedesktop/secrets \\
             org.freedesktop.Secret.Service.SetAlias string:default objpath:/org/freedesktop/secrets/collection/$1 > /dev/null || exit 20
+        }
+        # A keyring "other" with the password "pw123", made and unlocked with no prompt.
+        keyringCollection() { /usr/bin/python3 "\(TestKeyring.root.path)/Tests/Helpers/keyring-collection.py" "$@" > /dev/null || exit 21; }
+        makeOther() { keyringCollection create other pw123; }
+        unlockOther() { keyringCollection unlock /org/freedesktop/secrets/collection/other pw123; }
+        lockOther() {
+          gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
+            --method org.freedesktop.Secret.Service.Lock "[objectpath '/org/freedesktop/secrets/collection/other']" > /dev/null
+        }
+        # Stops the keyring daemon and starts it again on the same files: "login" unlocked, any
+        # other keyring locked as loaded from disk, as after logging in again.
+        restartDaemon() {
+          kill "$COFFER_TEST_KEYRING_PID"; while kill -0 "$COFFER_TEST_KEYRING_PID" 2> /dev/null; do sleep 0.1; done
+          local home=$(dirname "$XDG_DATA_HOME")/home
+          printf 'coffer-throwaway-password' | HOME="$home" XDG_DATA_HOME="$home/.local/share" \\
+            gnome-keyring-daemon --daemonize --unlock --components=secrets > /dev/null 2>&1
+          for _ in $(seq 1 100); do
+            gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \\
+              --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets | grep -q true && break
+            sleep 0.1
+          done
+          COFFER_TEST_KEYRING_PID=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \\
+            --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | grep -o '[0-9]*' | tail -1)
         }
         """
 
@@ -54,5 +82,76 @@ struct DefaultCollectionChangeTests {
         #expect(lines.contains("write-status 1"), "\(lines) \(result.stderr)")
         #expect(lines.contains { $0.contains("locked") }, "\(lines)")
         #expect(lines.contains("in-session 0"), "nothing was written into the new default collection: \(lines)")
+    }
+
+    // The attack review of the change (each test failed on its first version):
+
+    @Test("the one copy in a keyring still locked as loaded from disk (gnome-keyring shows only hashed attributes): the save fails as locked, writes no second copy")
+    func copyLockedFromDisk() async throws {
+        let result = try await TestKeyring.runInOwnSession(Self.countItems + """
+
+            makeOther
+            setDefault other
+            "$STRESS" keychain-write item 1 || exit 10
+            restartDaemon
+            setDefault login
+            "$STRESS" keychain-write item 1 2>&1; echo "write-status $?"
+            echo "items $(count)"
+            """, keyring: true)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("write-status 1") && lines.contains { $0.contains("locked") }, "\(lines) \(result.stderr)")
+        #expect(lines.contains("items 1"), "a second copy was written beside the locked one: \(lines)")
+    }
+
+    @Test("the default moved back and forth while 4 processes save: still one copy, and it reads")
+    func defaultMovingDuringSaves() async throws {
+        let result = try await TestKeyring.runInOwnSession(Self.countItems + """
+
+            "$STRESS" keychain-write item 1 || exit 10
+            ( for _ in $(seq 1 100); do setDefault session; setDefault login; done ) &
+            for _ in 1 2 3 4; do "$STRESS" keychain-write item 20 > /dev/null 2>&1 & done
+            wait
+            echo "items $(count)"
+            "$STRESS" keychain-get item 5000; echo "get-status $?"
+            """, keyring: true, deadline: .seconds(180))
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("items 1"), "\(lines) \(result.stderr)")
+        #expect(lines.contains("get-status 0"), "\(lines)")
+    }
+
+    @Test("the one copy in gnome-keyring's in-memory session collection, login now the default: the save moves it into login, and it outlives the daemon")
+    func copyInTheSessionCollection() async throws {
+        let result = try await TestKeyring.runInOwnSession(Self.countItems + """
+
+            setDefault session
+            "$STRESS" keychain-write item 1 || exit 10
+            setDefault login
+            "$STRESS" keychain-write item 2 || exit 11
+            echo "items $(count) in-session $(inSession)"
+            restartDaemon
+            echo "after-restart $(count)"
+            "$STRESS" keychain-get item 5000; echo "get-status $?"
+            """, keyring: true)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("items 1 in-session 0"), "\(lines) \(result.stderr)")
+        #expect(lines.contains("after-restart 1") && lines.contains("ok"), "the value was lost with the daemon: \(lines)")
+    }
+
+    @Test("the old copy's keyring locked and unlocked while saves run: every failure is KeychainError.locked, never an untyped error; one copy")
+    func lockRaceTyped() async throws {
+        let result = try await TestKeyring.runInOwnSession(Self.countItems + """
+
+            makeOther
+            setDefault other
+            "$STRESS" keychain-write item 1 || exit 10
+            setDefault login
+            ( for _ in $(seq 1 60); do lockOther; unlockOther; done ) &
+            for _ in $(seq 1 40); do "$STRESS" keychain-write item 1 2>&1; done
+            wait
+            echo "items $(count)"
+            """, keyring: true, deadline: .seconds(180))
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(!lines.contains { $0.contains("secret-error") || $0.contains("Cannot set secret") }, "\(lines.filter { $0.contains("save") })")
+        #expect(lines.contains("items 1"), "\(lines) \(result.stderr)")
     }
 }

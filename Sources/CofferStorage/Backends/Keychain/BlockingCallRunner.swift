@@ -164,7 +164,8 @@ struct SecretCallError: Error {
             return .unavailable(reason: "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set); run "
                 + "inside a desktop session or under dbus-run-session, or use the file backend on a headless server")
         }
-        if domain == "secret-error-quark", code == 2 { return .locked }  // SECRET_ERROR_IS_LOCKED
+        // SECRET_ERROR_IS_LOCKED; libsecret names its domain "secret-error" (older notes said "-quark").
+        if domain == "secret-error" || domain == "secret-error-quark", code == 2 { return .locked }
         return .failed(domain: domain, code: code, message: message)
     }
 }
