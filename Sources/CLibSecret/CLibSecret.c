@@ -245,6 +245,16 @@ static void property_answered(void *connection, void *result, void *data) {
     (*call->in_flight)--;
 }
 
+// The state a "(v)" answer to Properties.Get(Collection, "Locked") gives: OK or LOCKED, or -1 when
+// it holds no boolean (ask another way). Takes the reply.
+static int locked_state(void *reply) {
+    void *locked = reply_value(reply);
+    int state = api.variant_is_of_type(locked, "b") ? (api.variant_get_boolean(locked) ? COFFER_SECRET_LOCKED : COFFER_SECRET_OK) : -1;
+    api.variant_unref(locked);
+    api.variant_unref(reply);
+    return state;
+}
+
 static int collection_state(void *service, void *cancellable, coffer_secret_error *error) {
     GErrorABI *gerror = NULL;
     // Fastest, one cheap round trip: the Locked property of the provider's object for the alias
@@ -254,12 +264,8 @@ static int collection_state(void *service, void *cancellable, coffer_secret_erro
                                            api.variant_new("(ss)", "org.freedesktop.Secret.Collection", "Locked"), "(v)",
                                            0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
     if (reply) {
-        void *locked = reply_value(reply);
-        int known = api.variant_is_of_type(locked, "b");
-        int state = known && !api.variant_get_boolean(locked) ? COFFER_SECRET_OK : COFFER_SECRET_LOCKED;
-        api.variant_unref(locked);
-        api.variant_unref(reply);
-        if (known) return state;  // otherwise ask the slower way below
+        int state = locked_state(reply);
+        if (state >= 0) return state;  // otherwise ask the slower way below
     } else {
         api.error_free(gerror);
         gerror = NULL;
@@ -344,13 +350,15 @@ static int has_exactly(const coffer_secret_item *item, const coffer_secret_attri
     return 1;
 }
 
-// gnome-keyring's "session" collection lives in the daemon's memory only: it is gone when the
-// daemon stops. Whether `path` is that collection, or (with `item`) an item in it.
-static int is_volatile(const char *path, int item) {
-    const char collection[] = "/org/freedesktop/secrets/collection/session";
-    size_t length = sizeof collection - 1;
-    return strncmp(path, collection, length) == 0 && (item ? path[length] == '/' : path[length] == '\0');
+// Whether the item at `item_path` is in the collection at `collection` (NULL: in none).
+static int in_collection(const char *item_path, const char *collection) {
+    size_t length = collection ? strlen(collection) : 0;
+    return collection && strncmp(item_path, collection, length) == 0 && item_path[length] == '/';
 }
+
+// gnome-keyring's "session" collection lives in the daemon's memory only: it is gone when the
+// daemon stops.
+static const char volatile_collection[] = "/org/freedesktop/secrets/collection/session";
 
 // The default collection's Locked property and its path (ReadAlias), asked together so that a
 // store waits one round trip for both. Each answer (or error) is left in its call.
@@ -393,12 +401,11 @@ static int item_to_replace(void *service, const char *home, const coffer_secret_
     if (gerror) return take_error(gerror, error);
     size_t unlocked_count = path_count(unlocked_paths), count = unlocked_count + path_count(locked_paths);
     int status = COFFER_SECRET_OK;
-    size_t home_prefix = home ? strlen(home) : 0;
     char **paths = calloc(count ? count : 1, sizeof(char *));
     size_t outside = 0;
     for (size_t i = 0; i < count; i++) {
         paths[i] = i < unlocked_count ? unlocked_paths[i] : locked_paths[i - unlocked_count];
-        if (!(home && strncmp(paths[i], home, home_prefix) == 0 && paths[i][home_prefix] == '/')) outside++;
+        if (!in_collection(paths[i], home)) outside++;
     }
     // Only items outside the default collection need a closer look (their attributes and label);
     // when every item found is in it, the store goes there, as it always did.
@@ -408,7 +415,7 @@ static int item_to_replace(void *service, const char *home, const coffer_secret_
         size_t in_default = 0, elsewhere = 0, chosen = 0;
         for (size_t i = 0; status == COFFER_SECRET_OK && i < count; i++) {
             if (!has_exactly(&items[i], attributes, attribute_count)) continue;
-            if (strncmp(paths[i], home, home_prefix) == 0 && paths[i][home_prefix] == '/') {
+            if (in_collection(paths[i], home)) {
                 in_default++;
             } else {
                 elsewhere++;
@@ -418,7 +425,7 @@ static int item_to_replace(void *service, const char *home, const coffer_secret_
         if (status == COFFER_SECRET_OK && in_default == 0 && elsewhere == 1) {
             *path = strdup(paths[chosen]);
             *locked = chosen >= unlocked_count;
-            *move = is_volatile(paths[chosen], 1) && !is_volatile(home, 0);
+            *move = in_collection(paths[chosen], volatile_collection) && strcmp(home, volatile_collection) != 0;
             *label = strdup(items[chosen].label ? items[chosen].label : "");
         }
         coffer_secret_items_free(items, count);  // entries not reached are still zeroed
@@ -453,10 +460,7 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
     default_locked_and_path(service, cancellable, &locked_call, &alias_call);
     int state = -1;
     if (locked_call.reply) {
-        void *locked = reply_value(locked_call.reply);
-        if (api.variant_is_of_type(locked, "b")) state = api.variant_get_boolean(locked) ? COFFER_SECRET_LOCKED : COFFER_SECRET_OK;
-        api.variant_unref(locked);
-        api.variant_unref(locked_call.reply);
+        state = locked_state(locked_call.reply);
     } else if (locked_call.error) {
         api.error_free(locked_call.error);
     }

@@ -37,4 +37,10 @@ package struct StoredID: Hashable, Comparable, Sendable {
 extension String {
     /// This text as a stored id: compared byte for byte (see ``StoredID``).
     package var storedID: StoredID { StoredID(self) }
+
+    /// Whether this id and `other` are one stored id: the same bytes (see ``StoredID``), compared
+    /// without making either one.
+    package func isSameStoredID(as other: String) -> Bool {
+        utf8.elementsEqual(other.utf8)
+    }
 }

@@ -156,7 +156,7 @@ final class CredentialBook: Sendable {
 
     /// Whether two lists would be written differently (the order, a field or a secret).
     private static func differ(_ one: [OathCredential], _ other: [OathCredential]) throws -> Bool {
-        guard one.count == other.count, zip(one, other).allSatisfy({ $0.storedID == $1.storedID && $0.secret == $1.secret }) else { return true }
+        guard one.count == other.count, zip(one, other).allSatisfy({ $0.id.isSameStoredID(as: $1.id) && $0.secret == $1.secret }) else { return true }
         return try JSONEncoder().encode(one) != JSONEncoder().encode(other)
     }
 
@@ -221,7 +221,7 @@ final class CredentialBook: Sendable {
             let id = ids[index]
             do {
                 let credential = try JSONDecoder().decode(OathCredential.self, from: item.secret ?? Data())
-                guard credential.storedID == id.storedID else { throw SealedKeyringItems.Malformed("the item of \(TerminalText.escaped(id)) holds another credential") }
+                guard credential.id.isSameStoredID(as: id) else { throw SealedKeyringItems.Malformed("the item of \(TerminalText.escaped(id)) holds another credential") }
                 guard secretItems[id.storedID] != nil else { throw SealedKeyringItems.Malformed("the credential \(TerminalText.escaped(id)) has no secret") }
                 let secret = try opened[index].get()
                 // Two items of one id (a copy in another collection): the first is moved, both removed.

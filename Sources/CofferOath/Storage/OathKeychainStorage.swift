@@ -80,7 +80,7 @@ public final class OathKeychainStorage: OathCounterStorage {
                          success: { _ in (.debug, "Successfully stored OATH credential with ID: \(id)") }) {
             try await run("store credential") {
                 try await book.change { credentials in
-                    if let index = credentials.firstIndex(where: { $0.storedID == credential.storedID }) {
+                    if let index = credentials.firstIndex(where: { $0.id.isSameStoredID(as: credential.id) }) {
                         credentials[index] = credential
                     } else {
                         credentials.append(credential)
@@ -93,7 +93,7 @@ public final class OathKeychainStorage: OathCounterStorage {
     public func retrieveOathCredential(credentialId: String) async throws -> OathCredential? {
         try await logger.logged("Retrieving OATH credential with ID: \(credentialId)", failure: "Failed to retrieve OATH credential with ID \(credentialId)",
                          success: { (.debug, $0 == nil ? "OATH credential with ID \(credentialId) not found" : "Successfully retrieved OATH credential with ID: \(credentialId)") }) {
-            try await run("retrieve credential") { try await book.credentials().first { $0.storedID == credentialId.storedID } }
+            try await run("retrieve credential") { try await book.credentials().first { $0.id.isSameStoredID(as: credentialId) } }
         }
     }
 
@@ -115,7 +115,7 @@ public final class OathKeychainStorage: OathCounterStorage {
             try await run("remove credential") {
                 try await book.change { credentials in
                     let before = credentials.count
-                    credentials.removeAll { $0.storedID == credentialId.storedID }
+                    credentials.removeAll { $0.id.isSameStoredID(as: credentialId) }
                     return credentials.count < before
                 }
             }
@@ -134,7 +134,7 @@ public final class OathKeychainStorage: OathCounterStorage {
     public func updateOathCredential(credentialId: String, _ change: @Sendable (OathCredential) throws -> OathCredential) async throws -> OathCredential? {
         try await run("store credential") {
             try await book.change { credentials in
-                guard let index = credentials.firstIndex(where: { $0.storedID == credentialId.storedID }) else { return nil }
+                guard let index = credentials.firstIndex(where: { $0.id.isSameStoredID(as: credentialId) }) else { return nil }
                 let credential = credentials[index]
                 let next = try change(credential)
                 try credential.requireSameCredential(next)

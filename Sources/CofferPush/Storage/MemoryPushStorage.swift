@@ -34,7 +34,7 @@ public final class MemoryPushStorage: PushStorage {
     /// Removes the credential and its notifications together.
     public func removePushCredential(credentialId: String) async throws -> Bool {
         state.withLock { state in
-            state.notifications = state.notifications.filter { $0.value.credentialId.storedID != credentialId.storedID }
+            state.notifications = state.notifications.filter { !$0.value.credentialId.isSameStoredID(as: credentialId) }
             return state.credentials.removeValue(forKey: credentialId.storedID) != nil
         }
     }

@@ -96,7 +96,7 @@ final class NotificationBooks: Sendable {
             let key = credentialId.storedID
             do {
                 let notifications = try JSONDecoder().decode([PushNotification].self, from: Data(try text.get().utf8))
-                guard notifications.allSatisfy({ $0.credentialId.storedID == key }) else {
+                guard notifications.allSatisfy({ $0.credentialId.isSameStoredID(as: credentialId) }) else {
                     throw SealedKeyringItems.Malformed("a book of notifications holds another credential's notification")
                 }
                 if var book = shelf.books[key] {
@@ -198,7 +198,7 @@ final class NotificationBooks: Sendable {
             let id = item.attributes["account"] ?? ""
             do {
                 let notification = try JSONDecoder().decode(PushNotification.self, from: Data(try text.get().utf8))
-                guard notification.id.storedID == id.storedID else { throw SealedKeyringItems.Malformed("the item holds the notification \(notification.id)") }
+                guard notification.id.isSameStoredID(as: id) else { throw SealedKeyringItems.Malformed("the item holds the notification \(notification.id)") }
                 // Two old items of one id (0.3 kept one per message id and notification id): the first is kept, both are removed.
                 if seen.insert(id.storedID).inserted { moving[notification.credentialId.storedID, default: []].append(notification) }
             } catch where SealedKeyringItems.isDamage(error) {

@@ -26,13 +26,13 @@ package enum NotificationRules {
 
     /// Those of `credentialId`, or all when it is `nil`.
     package static func inScope(_ notifications: [PushNotification], _ credentialId: String?) -> [PushNotification] {
-        guard let credentialId = credentialId?.storedID else { return notifications }
-        return notifications.filter { $0.credentialId.storedID == credentialId }
+        guard let credentialId else { return notifications }
+        return notifications.filter { $0.credentialId.isSameStoredID(as: credentialId) }
     }
 
     /// The newest with `messageId`.
     package static func newest(_ notifications: [PushNotification], messageId: String) -> PushNotification? {
-        newestFirst(notifications.filter { $0.messageId.storedID == messageId.storedID }).first
+        newestFirst(notifications.filter { $0.messageId.isSameStoredID(as: messageId) }).first
     }
 
     /// Credentials newest first; ties by id.

@@ -130,15 +130,15 @@ public final class PushKeychainStorage: PushStorage {
             let shelf = try await books.shelf()
             try NotificationBooks.checkChangeable(notification.credentialId, in: shelf)
             var book = shelf.book(of: notification.credentialId) ?? .init(credentialId: notification.credentialId, notifications: [])
-            book.notifications.removeAll { $0.id.storedID == notification.id.storedID }
+            book.notifications.removeAll { $0.id.isSameStoredID(as: notification.id) }
             book.notifications.append(notification)
             try await books.write(book)
             // Then out of any other credential's book: a process stopped in between leaves a
             // second copy, which the next store of this id removes, never no copy at all.
-            for var other in shelf.books.values where other.credentialId.storedID != notification.credentialId.storedID {
-                guard other.notifications.contains(where: { $0.id.storedID == notification.id.storedID }),
+            for var other in shelf.books.values where !other.credentialId.isSameStoredID(as: notification.credentialId) {
+                guard other.notifications.contains(where: { $0.id.isSameStoredID(as: notification.id) }),
                       (try? NotificationBooks.checkChangeable(other.credentialId, in: shelf)) != nil else { continue }
-                other.notifications.removeAll { $0.id.storedID == notification.id.storedID }
+                other.notifications.removeAll { $0.id.isSameStoredID(as: notification.id) }
                 try await books.write(other)
             }
         }
@@ -157,7 +157,7 @@ public final class PushKeychainStorage: PushStorage {
     }
 
     public func retrievePushNotification(notificationId: String) async throws -> PushNotification? {
-        try await run("retrieve notification") { try await books.notifications().first { $0.id.storedID == notificationId.storedID } }
+        try await run("retrieve notification") { try await books.notifications().first { $0.id.isSameStoredID(as: notificationId) } }
     }
 
     /// The newest with this message id; `nil` for a blank one.
@@ -170,7 +170,7 @@ public final class PushKeychainStorage: PushStorage {
 
     public func removePushNotification(notificationId: String) async throws -> Bool {
         try await changeNotifications("remove notification") {
-            try await remove { $0.filter { $0.id.storedID == notificationId.storedID }.map(\.id) } > 0
+            try await remove { $0.filter { $0.id.isSameStoredID(as: notificationId) }.map(\.id) } > 0
         }
     }
 
@@ -268,7 +268,7 @@ public final class PushKeychainStorage: PushStorage {
             throw PushStorageError.storageFailure("the item \(service) \(id) holds another record's value", nil)
         }
         let value = try JSONDecoder().decode(type, from: Data(json.utf8))
-        guard service == tokenService || value.id.storedID == id.storedID else {
+        guard service == tokenService || value.id.isSameStoredID(as: id) else {
             throw PushStorageError.storageFailure("the item \(service) \(id) holds the record \(value.id)", nil)
         }
         return value

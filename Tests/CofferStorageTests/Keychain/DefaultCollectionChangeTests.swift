@@ -28,6 +28,8 @@ struct DefaultCollectionChangeTests {
         keyringCollection() { /usr/bin/python3 "\(TestKeyring.root.path)/Tests/Helpers/keyring-collection.py" "$@" > /dev/null || exit 21; }
         makeOther() { keyringCollection create other pw123; }
         unlockOther() { keyringCollection unlock /org/freedesktop/secrets/collection/other pw123; }
+        # The value's one copy, written into "other" while it was the default.
+        copyInOther() { makeOther; setDefault other; "$STRESS" keychain-write item 1 || exit 10; }
         lockOther() {
           gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
             --method org.freedesktop.Secret.Service.Lock "[objectpath '/org/freedesktop/secrets/collection/other']" > /dev/null
@@ -90,9 +92,7 @@ struct DefaultCollectionChangeTests {
     func copyLockedFromDisk() async throws {
         let result = try await TestKeyring.runInOwnSession(Self.countItems + """
 
-            makeOther
-            setDefault other
-            "$STRESS" keychain-write item 1 || exit 10
+            copyInOther
             restartDaemon
             setDefault login
             "$STRESS" keychain-write item 1 2>&1; echo "write-status $?"
@@ -141,9 +141,7 @@ struct DefaultCollectionChangeTests {
     func lockRaceTyped() async throws {
         let result = try await TestKeyring.runInOwnSession(Self.countItems + """
 
-            makeOther
-            setDefault other
-            "$STRESS" keychain-write item 1 || exit 10
+            copyInOther
             setDefault login
             ( for _ in $(seq 1 60); do lockOther; unlockOther; done ) &
             for _ in $(seq 1 40); do "$STRESS" keychain-write item 1 2>&1; done
