@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,6 +234,8 @@ static void *connect_service(void *cancellable, coffer_secret_error *error) {
 
 static void *reply_value(void *reply);
 
+static char *copy_string(const char *text) { return strdup(text ? text : ""); }
+
 typedef struct {
     void *reply;
     GErrorABI *error;
@@ -297,7 +300,22 @@ int coffer_secret_default_collection_state(void *cancellable, coffer_secret_erro
     return state;
 }
 
+// One string answer of the bus daemon itself (GetId, GetNameOwner), copied out.
+static int ask_bus(void *connection, const char *method, void *arguments, void *cancellable, char **answer, coffer_secret_error *error) {
+    GErrorABI *gerror = NULL;
+    void *reply = api.connection_call_sync(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
+                                           arguments, NULL, 0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
+    if (!reply) return take_error(gerror, error);
+    void *value = api.variant_get_child_value(reply, 0);
+    const char *found = value && api.variant_is_of_type(value, "s") ? api.variant_get_string(value, NULL) : NULL;
+    *answer = found ? strdup(found) : NULL;
+    if (value) api.variant_unref(value);
+    api.variant_unref(reply);
+    return *answer ? COFFER_SECRET_OK : static_error("the session bus gave no answer", error);
+}
+
 int coffer_secret_bus_id(void *cancellable, char **id, coffer_secret_error *error) {
+    *id = NULL;
     const char *failure = coffer_secret_load();
     if (failure) return static_error(failure, error);
     GErrorABI *gerror = NULL;
@@ -305,16 +323,9 @@ int coffer_secret_bus_id(void *cancellable, char **id, coffer_secret_error *erro
     if (!connection) return take_error(gerror, error);
     // org.freedesktop.DBus.GetId: the bus's own id, shared by every address it listens on (the
     // connection's GUID is the address's, and differs between two addresses of one bus).
-    void *reply = api.connection_call_sync(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                           "GetId", NULL, NULL, 0 /* G_DBUS_CALL_FLAGS_NONE */, -1, cancellable, &gerror);
+    int status = ask_bus(connection, "GetId", NULL, cancellable, id, error);
     api.object_unref(connection);
-    if (!reply) return take_error(gerror, error);
-    void *value = api.variant_get_child_value(reply, 0);
-    const char *found = value ? api.variant_get_string(value, NULL) : NULL;
-    *id = found ? strdup(found) : NULL;
-    if (value) api.variant_unref(value);
-    api.variant_unref(reply);
-    return *id ? COFFER_SECRET_OK : static_error("the session bus gave no id", error);
+    return status;
 }
 
 static size_t path_count(char **paths) {
@@ -517,7 +528,6 @@ int coffer_secret_store(const coffer_secret_attribute *attributes, size_t attrib
     return status;
 }
 
-static char *copy_string(const char *text) { return strdup(text ? text : ""); }
 
 
 
@@ -594,6 +604,7 @@ static int read_items(void *service, char **paths, size_t count, int locked, int
         if (status == COFFER_SECRET_OK) {
             coffer_secret_item *item = &out[i];
             memset(item, 0, sizeof *item);
+            item->path = copy_string(paths[i]);
             item->locked = locked;
             void *label = load_labels ? reply_value(labels[i].reply) : NULL;
             item->label = copy_string(label && api.variant_is_of_type(label, "s") ? api.variant_get_string(label, NULL) : NULL);
@@ -697,6 +708,48 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
     return status;
 }
 
+int coffer_secret_read(const char *const *paths, size_t path_count, void *cancellable, coffer_secret_item **items,
+                       coffer_secret_error *error) {
+    *items = NULL;
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    void *service = connect_service(cancellable, error);
+    if (!service) return COFFER_SECRET_ERROR;
+    *items = calloc(path_count ? path_count : 1, sizeof(coffer_secret_item));
+    int status = read_items(service, (char **)paths, path_count, 0, 1, 1, cancellable, *items, error);
+    api.object_unref(service);
+    if (status != COFFER_SECRET_OK) {
+        coffer_secret_items_free(*items, path_count);  // entries not reached are still zeroed
+        *items = NULL;
+    }
+    return status;
+}
+
+int coffer_secret_provider(void *cancellable, char **id, coffer_secret_error *error) {
+    *id = NULL;
+    const char *failure = coffer_secret_load();
+    if (failure) return static_error(failure, error);
+    GErrorABI *gerror = NULL;
+    void *connection = api.bus_get_sync(2 /* G_BUS_TYPE_SESSION */, cancellable, &gerror);
+    if (!connection) return take_error(gerror, error);
+    // Asked of the bus each time: a proxy's cached owner is only updated by signals, which no
+    // main loop of ours delivers.
+    char *bus = NULL, *owner = NULL;
+    int status = ask_bus(connection, "GetId", NULL, cancellable, &bus, error);
+    if (status == COFFER_SECRET_OK) {
+        status = ask_bus(connection, "GetNameOwner", api.variant_new("(s)", "org.freedesktop.secrets"), cancellable, &owner, error);
+    }
+    api.object_unref(connection);
+    if (status == COFFER_SECRET_OK) {
+        size_t length = strlen(bus) + 1 + strlen(owner) + 1;
+        *id = malloc(length);
+        snprintf(*id, length, "%s %s", bus, owner);
+    }
+    free(bus);
+    free(owner);
+    return status;
+}
+
 void coffer_secret_items_free(coffer_secret_item *items, size_t item_count) {
     if (!items) return;
     for (size_t i = 0; i < item_count; i++) {
@@ -705,6 +758,7 @@ void coffer_secret_items_free(coffer_secret_item *items, size_t item_count) {
             free(items[i].secret);
         }
         free(items[i].label);
+        free(items[i].path);
         for (size_t a = 0; a < items[i].attribute_count; a++) {
             free(items[i].keys[a]);
             free(items[i].values[a]);

@@ -50,6 +50,9 @@ struct CofferBench: AsyncParsableCommand {
         valueName: "n,n"))
     var keychainMechanisms: String = "300,1000"
 
+    @Flag(help: "P5: only the keychain client's rows (skips loading the SQLite store at 10k accounts).")
+    var p5KeychainOnly = false
+
     @Option(help: ArgumentHelp("A PostgreSQL server's maintenance database URL (P7, P8); the benchmark makes a database of its own there.",
                                valueName: "url"))
     var postgres: String?
@@ -86,7 +89,7 @@ struct CofferBench: AsyncParsableCommand {
         if wanted.contains("P5") {
             let scale = ScaleBenchmark(directory: directory, accounts: quick ? 500 : 10_000,
                                        notificationsPerPush: quick ? 10 : 100, lookups: quick ? 50 : 500)
-            try scale.runSQLite(into: report)
+            if !p5KeychainOnly { try scale.runSQLite(into: report) }
             for mechanisms in keychainMechanisms.split(separator: ",").compactMap({ Int($0) }) {
                 let size = quick ? max(mechanisms / 20, 30) : mechanisms
                 try ScaleBenchmark(directory: directory, accounts: size / 3, notificationsPerPush: 3,

@@ -37,6 +37,7 @@ typedef struct {
 
 /// One item found by a search, copied out of libsecret.
 typedef struct {
+    char *path;                 ///< the item's D-Bus object path
     int locked;                 ///< 1 when the item is locked (then secret is NULL)
     unsigned char *secret;      ///< the secret's bytes, or NULL when not loaded or locked
     size_t secret_length;
@@ -76,6 +77,19 @@ int coffer_secret_search(const coffer_secret_attribute *attributes, size_t attri
                          size_t *item_count, coffer_secret_error *error);
 
 void coffer_secret_items_free(coffer_secret_item *items, size_t item_count);
+
+/// Reads the attributes and labels of the items at these object paths (found by a search made
+/// without them): one Properties.Get per item and property, sent together. Their secrets are
+/// not loaded and `locked` is 0. An item deleted meanwhile makes the call fail. Free the result
+/// with coffer_secret_items_free().
+int coffer_secret_read(const char *const *paths, size_t path_count, void *cancellable, coffer_secret_item **items,
+                       coffer_secret_error *error);
+
+/// Who answers for the Secret Service now: the session bus's id and the unique name of the
+/// process that owns org.freedesktop.secrets, as "<bus id> <unique name>". Neither is ever given
+/// to another bus or process, so the text changes whenever the provider is restarted. Free *id
+/// with free().
+int coffer_secret_provider(void *cancellable, char **id, coffer_secret_error *error);
 
 /// Deletes every item with these attributes. Returns LOCKED (deleting nothing) when one of them
 /// is locked. *deleted receives the number of items removed.

@@ -52,6 +52,12 @@ package final class ClientDiagnostics: Sendable {
         logger.error("\(message)", metadata: ["operation": "\(operation)", "error": "\(error)", "store": "\(store)"])
     }
 
+    /// Logs a problem that did not make the operation fail (a cache that could not be used or
+    /// updated): a warning, not kept as ``lastError``.
+    package func note(_ message: String, operation: String) {
+        logger.warning("\(message)", metadata: ["operation": "\(operation)", "store": "\(store)"])
+    }
+
     /// Decodes one record; a record that cannot be read is logged, counted (once, by `record`,
     /// however often it is read) and left out (and left where it is).
     package func readable<R>(_ operation: String, _ record: @autoclosure () -> String, _ body: () throws -> R) -> R? {

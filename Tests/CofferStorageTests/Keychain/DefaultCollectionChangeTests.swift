@@ -9,7 +9,7 @@ import Testing
 @Suite("Stores after the default collection changed", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
 struct DefaultCollectionChangeTests {
     /// Counts the items holding the stress helper's value `item`, in every collection.
-    static let countItems = """
+    static let countItems = TestKeyring.restartDaemon + """
         # SearchItems answers with locked items too, and never prompts.
         count() {
           gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
@@ -33,21 +33,6 @@ struct DefaultCollectionChangeTests {
         lockOther() {
           gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
             --method org.freedesktop.Secret.Service.Lock "[objectpath '/org/freedesktop/secrets/collection/other']" > /dev/null
-        }
-        # Stops the keyring daemon and starts it again on the same files: "login" unlocked, any
-        # other keyring locked as loaded from disk, as after logging in again.
-        restartDaemon() {
-          kill "$COFFER_TEST_KEYRING_PID"; while kill -0 "$COFFER_TEST_KEYRING_PID" 2> /dev/null; do sleep 0.1; done
-          local home=$(dirname "$XDG_DATA_HOME")/home
-          printf 'coffer-throwaway-password' | HOME="$home" XDG_DATA_HOME="$home/.local/share" \\
-            gnome-keyring-daemon --daemonize --unlock --components=secrets > /dev/null 2>&1
-          for _ in $(seq 1 100); do
-            gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \\
-              --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets | grep -q true && break
-            sleep 0.1
-          done
-          COFFER_TEST_KEYRING_PID=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \\
-            --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | grep -o '[0-9]*' | tail -1)
         }
         """
 

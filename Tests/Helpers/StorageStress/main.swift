@@ -12,6 +12,11 @@
 //   coffer-stress strongbox DIR                    saves with strongBoxPreferred; prints the key store used
 //   coffer-stress sqlite-add DB KEYS WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) to a SQLite store
 //   coffer-stress keychain-client-probe            tries KeychainStorageClient().setAccount; prints the outcome
+//   coffer-stress keychain-client-add PREFIX ISSUER NAME UUID TYPE  stores a mechanism (and its account) through
+//                                                         KeychainStorageClient(servicePrefix: PREFIX)
+//   coffer-stress keychain-client-list PREFIX       lists PREFIX's accounts; prints "accounts N unreadable M"
+//   coffer-stress keychain-client-churn PREFIX COUNT  adds COUNT accounts (named after this process), listing after
+//                                                         each; fails when a listing misses one added
 //   coffer-stress crash-writer file|encrypted|sqlite DIR   saves increasing values until killed
 //   coffer-stress postgres-add URL KEK OWNER WRITER COUNT  adds COUNT accounts (a TOTP mechanism each) for OWNER
 //   coffer-stress postgres-hotp URL KEK OWNER UUID COUNT   claims COUNT HOTP counters; prints each
@@ -184,6 +189,32 @@ case "strongbox":
     } catch {
         fail(["strongbox: \(error)"])
     }
+
+case "keychain-client-add":
+    guard arguments.count == 6, let type = MechanismType(rawValue: arguments[5]) else { fail(["usage: keychain-client-add PREFIX ISSUER NAME UUID TYPE"]) }
+    let client = try KeychainStorageClient.make(servicePrefix: arguments[1])
+    let mechanism = Mechanism(mechanismUUID: arguments[4], issuer: arguments[2], accountName: arguments[3], type: type, secret: "JBSWY3DPEHPK3PXP")
+    guard client.setMechanism(mechanism: mechanism) else { fail(["setMechanism: \(client.lastError.map { "\($0)" } ?? "?")"]) }
+
+case "keychain-client-list":
+    guard arguments.count == 2 else { fail(["usage: keychain-client-list PREFIX"]) }
+    let client = try KeychainStorageClient.make(servicePrefix: arguments[1])
+    let accounts = client.getAllAccounts()
+    print("accounts \(accounts.count) unreadable \(client.unreadableRecordCount)")
+
+case "keychain-client-churn":
+    guard arguments.count == 3, let count = Int(arguments[2]) else { fail(["usage: keychain-client-churn PREFIX COUNT"]) }
+    let client = try KeychainStorageClient.make(servicePrefix: arguments[1])
+    let me = ProcessInfo.processInfo.processIdentifier
+    var problems: [String] = []
+    for round in 0..<count {
+        let mechanism = Mechanism(mechanismUUID: "\(me)-\(round)", issuer: "P\(me)", accountName: "a\(round)", type: .totp, secret: "JBSWY3DPEHPK3PXP")
+        if !client.setMechanism(mechanism: mechanism) { problems.append("setMechanism: \(client.lastError.map { "\($0)" } ?? "?")") }
+        let mine = client.getAllAccounts().filter { $0.issuer == "P\(me)" }.count
+        if mine != round + 1 { problems.append("listed \(mine) of my \(round + 1) accounts") }
+    }
+    if client.unreadableRecordCount > 0 { problems.append("unreadable: \(client.unreadableRecords)") }
+    if !problems.isEmpty { fail(problems) }
 
 case "keychain-client-probe":
     let client = KeychainStorageClient()

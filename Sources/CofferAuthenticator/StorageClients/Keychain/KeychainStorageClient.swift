@@ -28,7 +28,7 @@ import CofferStorage
 public final class KeychainStorageClient: StorageClient, StorageClientDiagnostics, Sendable {
     /// The prefix of the `service` attribute of every item.
     public let servicePrefix: String
-    private let secretService: SecretService
+    let secretService: SecretService
     private let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
 
@@ -94,7 +94,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                 guard owned == 0 else {
                     throw StorageClientError.stillOwnsRecords(what: "The account \(account.issuer): \(account.accountName)", count: owned)
                 }
-                return try clear(attributes(account)) > 0
+                return try clearItems(attributes(account)) > 0
             }
         } ?? false
     }
@@ -129,13 +129,20 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     /// Every account. Mechanism items whose account item is gone (removed behind the client's
     /// back) are counted in ``unreadableRecordCount`` here, so a listing never silently leaves
     /// them out; ``restoreMissingAccounts()`` makes them reachable again.
+    ///
+    /// Reads the account items' secrets and the mechanism items' paths, taking the items'
+    /// attributes from the keyring's item index where it knows them (``KeyringItemIndex``).
     public func getAllAccounts() -> [Account] {
-        guard let items = diagnostics.attempt("getAllAccounts", { try search(["service": service("account")], loadSecrets: true) }) else { return [] }
-        let accounts = records(Account.self, items, operation: "getAllAccounts") { "account/\($0.identifier)" }
+        guard let found = diagnostics.attempt("getAllAccounts", {
+            try listing([ListingSearch(attributes: ["service": service("account")], loadSecrets: true),
+                         ListingSearch(attributes: ["service": service("mechanism")], loadSecrets: false)])
+        }) else { return [] }
+        let accounts = listedRecords(Account.self, found[0], operation: "getAllAccounts") { "account/\($0.identifier)" }
             .sorted(by: AccountKey.order)
         // The owners from the items just read, readable or not: no second search of the accounts.
-        let owners = Set(items.map(AccountKey.init(owning:)))
-        for orphan in diagnostics.attempt("getAllAccounts", { try orphanedMechanismItems(owners: owners) }) ?? [] {
+        let owners = Set(found[0].map(AccountKey.init(owning:)))
+        let orphans = found[1].filter { !owners.contains(AccountKey(owning: $0)) }
+        for orphan in relabelled(orphans) where !owners.contains(AccountKey(owning: orphan)) {
             _ = diagnostics.readable("getAllAccounts", "mechanism \(orphan.attributes["uuid"] ?? "?")") { () throws -> Void in
                 throw StorageError.corrupted(location: orphan.label, reason: "no account owns it (its account item was removed); "
                     + "`coffer doctor --repair` adds the account back, so it can be seen and removed")
@@ -144,11 +151,14 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         return accounts
     }
 
-    /// Every account's names, from one search of the account items (the shown names are
-    /// sealed with the account, so each is opened); without ``getAllAccounts()``'s search for
-    /// mechanisms no account owns.
+    /// Every account's names, from the account items alone (the shown names are sealed with
+    /// the account, so each is opened); without ``getAllAccounts()``'s check for mechanisms no
+    /// account owns.
     public func getAllAccountNames() -> [AccountNames] {
-        records(Account.self, ["service": service("account")], operation: "getAllAccountNames") { "account/\($0.identifier)" }
+        guard let found = diagnostics.attempt("getAllAccountNames", {
+            try listing([ListingSearch(attributes: ["service": service("account")], loadSecrets: true)])
+        }) else { return [] }
+        return listedRecords(Account.self, found[0], operation: "getAllAccountNames") { "account/\($0.identifier)" }
             .sorted(by: AccountKey.order).map { AccountNames($0) }
     }
 
@@ -176,10 +186,10 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         }
     }
 
-    /// The mechanism items for which no account item (readable or not) is stored; `owners`
-    /// are the accounts' keys when the caller has just read the account items.
-    private func orphanedMechanismItems(owners: Set<AccountKey>? = nil, loadingSecrets: Bool = false) throws -> [SecretService.Item] {
-        let owners = try owners ?? Set(search(["service": service("account")], loadSecrets: false).map(AccountKey.init(owning:)))
+    /// The mechanism items for which no account item (readable or not) is stored, each item's
+    /// attributes read from the keyring (not the index: this is the repair).
+    private func orphanedMechanismItems(loadingSecrets: Bool) throws -> [SecretService.Item] {
+        let owners = Set(try search(["service": service("account")], loadSecrets: false).map(AccountKey.init(owning:)))
         return try search(["service": service("mechanism")], loadSecrets: loadingSecrets).filter { item in
             !owners.contains(AccountKey(owning: item))
         }
@@ -251,7 +261,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     private func removeMechanismLocked(_ uuid: String) throws -> Bool {
         let owned = try search(["service": service("notification"), "mechanismUUID": uuid], loadSecrets: false).count
         guard owned == 0 else { throw StorageClientError.stillOwnsRecords(what: "The mechanism \(uuid)", count: owned) }
-        return try clear(["service": service("mechanism"), "uuid": uuid]) > 0
+        return try clearItems(["service": service("mechanism"), "uuid": uuid]) > 0
     }
 
     /// Throws when storing `mechanism` would replace another object (or, with `insertOnly`, any).
@@ -342,7 +352,10 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     }
 
     public func getAllNotifications() -> [PushNotification] {
-        records(PushNotification.self, ["service": service("notification")], operation: "getAllNotifications") { "notification/\($0.identifier)" }
+        guard let found = diagnostics.attempt("getAllNotifications", {
+            try listing([ListingSearch(attributes: ["service": service("notification")], loadSecrets: true)])
+        }) else { return [] }
+        return listedRecords(PushNotification.self, found[0], operation: "getAllNotifications") { "notification/\($0.identifier)" }
             .sorted(by: RecordOrder.notifications)
     }
 
@@ -413,10 +426,10 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     /// Removes the items with `attributes`, holding the lock.
     private func remove(_ attributes: [String: String], operation: String) -> Bool {
-        diagnostics.attempt(operation) { try exclusively { try clear(attributes) } > 0 } ?? false
+        diagnostics.attempt(operation) { try exclusively { try clearItems(attributes) } > 0 } ?? false
     }
 
-    private func clear(_ attributes: [String: String]) throws -> Int {
+    func clearItems(_ attributes: [String: String]) throws -> Int {
         let secretService = self.secretService
         return try SyncBridge.run { try await secretService.clear(attributes) }
     }
@@ -439,6 +452,21 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
         return zip(items, opened).compactMap { item, json in
             diagnostics.readable(operation, item.label) { () throws -> T in try decode(T.self, item, json, identity: identity) }
         }
+    }
+
+    /// Every readable record among items a ``listing(_:)`` found, checked as above. An item that
+    /// does not open under the attributes the index gave is judged again by the attributes and
+    /// label it has now, and reported by them.
+    private func listedRecords<T: Decodable>(
+        _ type: T.Type, _ items: [SecretService.Item], operation: String, identity: @escaping (T) -> String
+    ) -> [T] {
+        let opened = sealer.open(items.map { ($0.secret ?? Data(), Self.identity(of: $0.attributes)) })
+        var found: [T] = []
+        var failed: [SecretService.Item] = []
+        for (item, json) in zip(items, opened) {
+            if let record = try? decode(T.self, item, json, identity: identity) { found.append(record) } else { failed.append(item) }
+        }
+        return found + records(type, relabelled(failed), operation: operation, identity: identity)
     }
 
     /// Opens one item (see ``records(_:_:operation:identity:)``), throwing why it cannot be read.
@@ -493,6 +521,8 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
             return "notification/" + IdentifierCoding.join([attributes["mechanismUUID"] ?? "", attributes["messageId"] ?? ""])
         case "counters":
             return "counters"
+        case "index":
+            return KeyringItemIndex.identity
         default:
             return "deviceToken"
         }

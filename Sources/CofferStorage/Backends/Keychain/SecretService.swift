@@ -43,6 +43,10 @@ public struct SecretService: Sendable {
         public var isLocked: Bool
         /// The secret's bytes, when asked for and unlocked.
         public var secret: Data?
+        /// The item's D-Bus object path. While one provider process runs, no other item gets
+        /// it (``provider()`` tells when another runs); a restarted provider may give it to
+        /// another item.
+        public var path: String = ""
 
         /// The item's label, attributes and lock state; the secret shows only as `<redacted>` (or `nil`),
         /// so an item can be logged safely.
@@ -118,6 +122,42 @@ public struct SecretService: Sendable {
     ) async throws(KeychainError) -> [Item] {
         try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
             try Self.search(attributes, loadSecrets: loadSecrets, loadAttributes: loadAttributes, loadLabels: loadLabels, cancellable)
+        }
+    }
+
+    /// The attributes and labels of the items at `paths` (found by a search made without
+    /// them), in the same order; their secrets are not loaded and ``Item/isLocked`` is `false`.
+    /// One call per item and property, sent together. An item deleted since it was found is
+    /// left out.
+    public func read(paths: [String]) async throws(KeychainError) -> [Item] {
+        guard !paths.isEmpty else { return [] }
+        return try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            do throws(SecretCallError) {
+                return try Self.read(paths, cancellable)
+            } catch where error.isVanishedItem {
+                // One by one, leaving out those that are gone (rare: deleted between the search and now).
+                var items: [Item] = []
+                for path in paths {
+                    do throws(SecretCallError) {
+                        items += try Self.read([path], cancellable)
+                    } catch where error.isVanishedItem {}
+                }
+                return items
+            }
+        }
+    }
+
+    /// Who answers for the Secret Service now: the session bus's id and the unique bus name of
+    /// the provider's process. It changes whenever the provider (or the bus) is restarted, and
+    /// only then; what is known about the items by their ``Item/path`` holds while it stays the same.
+    public func provider() async throws(KeychainError) -> String {
+        try await BlockingCallRunner.run(timeout: timeout) { cancellable throws(SecretCallError) in
+            var error = coffer_secret_error()
+            var id: UnsafeMutablePointer<CChar>?
+            let status = coffer_secret_provider(cancellable, &id, &error)
+            defer { free(id) }
+            guard status == Int32(COFFER_SECRET_OK), let id else { throw SecretCallError(status: status, error: &error) }
+            return String(cString: id)
         }
     }
 
@@ -250,18 +290,34 @@ public struct SecretService: Sendable {
         }
         defer { coffer_secret_items_free(found, count) }
         guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
-        return (0..<count).map { index in
-            let item = found![index]
-            var attributes: [String: String] = [:]
-            for a in 0..<item.attribute_count {
-                attributes[String(cString: item.keys[a]!)] = String(cString: item.values[a]!)
-            }
-            return Item(
-                attributes: attributes,
-                label: String(cString: item.label),
-                isLocked: item.locked != 0,
-                secret: item.secret.map { Data(bytes: $0, count: item.secret_length) })
+        return (0..<count).map { item(found![$0]) }
+    }
+
+    private static func read(_ paths: [String], _ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> [Item] {
+        var error = coffer_secret_error()
+        var found: UnsafeMutablePointer<coffer_secret_item>?
+        let copies = paths.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let status = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { list in
+            coffer_secret_read(list.baseAddress, list.count, cancellable, &found, &error)
         }
+        defer { coffer_secret_items_free(found, paths.count) }
+        guard status == Int32(COFFER_SECRET_OK) else { throw SecretCallError(status: status, error: &error) }
+        return (0..<paths.count).map { item(found![$0]) }
+    }
+
+    /// An item copied out of the C shim's answer.
+    private static func item(_ item: coffer_secret_item) -> Item {
+        var attributes: [String: String] = [:]
+        for a in 0..<item.attribute_count {
+            attributes[String(cString: item.keys[a]!)] = String(cString: item.values[a]!)
+        }
+        return Item(
+            attributes: attributes,
+            label: String(cString: item.label),
+            isLocked: item.locked != 0,
+            secret: item.secret.map { Data(bytes: $0, count: item.secret_length) },
+            path: String(cString: item.path))
     }
 
     private static func clear(_ attributes: [String: String], _ cancellable: UnsafeMutableRawPointer?) throws(SecretCallError) -> Int {

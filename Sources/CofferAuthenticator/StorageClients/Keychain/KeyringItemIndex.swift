@@ -1,0 +1,144 @@
+import CofferStorage
+import Foundation
+
+/// What ``KeychainStorageClient``'s listings remember of the keyring's items: their attributes,
+/// by object path, for the one provider process that gave those paths.
+///
+/// The Secret Service finds the paths of every item of a kind in one call and reads all their
+/// secrets in one more, but it hands out an item's attributes one item per call (gnome-keyring:
+/// about 0.3 ms each, most of a listing of a thousand items), and a listing needs them: a record
+/// opens only under the identity its item's attributes name, and the check for mechanisms whose
+/// account is gone compares their owner attributes. So one sealed item, `service`
+/// `<prefix>.index`, keeps the attributes a listing read, and the next listing reads only the
+/// attributes of items the index does not know.
+///
+/// It is a cache, not a record: nothing is ever read from it but attributes, and it is trusted
+/// only as far as it cannot be wrong:
+/// - It names the provider process (``SecretService/provider()``: the bus's id and the process's
+///   unique name). While that process runs, an item's path is never given to another item
+///   (gnome-keyring numbers them upward; KeePassXC uses UUIDs) and Coffer never changes an
+///   item's attributes, so what the index says of a path stays true. After a restart, when a
+///   path may name another item, an index of the old process is not used at all.
+/// - Items it does not know (stored since by a process killed before it listed, by an older
+///   Coffer, by another tool) have their attributes read, and the listing adds them to it.
+/// - A record that does not open under the attributes it names has its own attributes read
+///   again before it is reported, so an item whose attributes another tool changed is judged by
+///   what it has now.
+/// - It is sealed and bound like every record; one that does not open is not used (and is
+///   replaced by the next listing's: it holds nothing that cannot be read again).
+struct KeyringItemIndex: Codable, Equatable {
+    /// ``SecretService/provider()`` when the paths were read.
+    var provider: String
+    /// Each known item's attributes, by object path.
+    var attributes: [String: [String: String]]
+
+    /// The sealed identity of the index item.
+    static let identity = "index"
+}
+
+extension KeychainStorageClient {
+    /// A search a listing makes: the attributes every item found has, and whether their
+    /// secrets are needed.
+    struct ListingSearch {
+        var attributes: [String: String]
+        var loadSecrets: Bool
+    }
+
+    /// The items each of `searches` finds, with their attributes: from the index where it knows
+    /// the item's path, read from the keyring (and then remembered) where it does not. Items
+    /// deleted while the listing runs are left out. Labels are not read (see
+    /// ``relabelled(_:)``).
+    func listing(_ searches: [ListingSearch]) throws -> [[SecretService.Item]] {
+        let secretService = self.secretService
+        // The index is read before the searches, so an indexed path a search no longer finds is
+        // an item deleted since (paths are not reused while the provider runs).
+        let provider = try SyncBridge.run { try await secretService.provider() }
+        let index = readIndex().flatMap { $0.provider == provider ? $0 : nil }
+        let known = index?.attributes ?? [:]
+        var found = try searches.map { search in
+            try SyncBridge.run {
+                try await secretService.search(search.attributes, loadSecrets: search.loadSecrets, loadAttributes: false, loadLabels: false)
+            }
+        }
+        let unknown = found.joined().map(\.path).filter { known[$0] == nil }
+        var learned: [String: [String: String]] = [:]
+        for item in try SyncBridge.run({ try await secretService.read(paths: unknown) }) {
+            learned[item.path] = item.attributes
+        }
+        found = found.map { items in
+            items.compactMap { item in
+                guard let attributes = known[item.path] ?? learned[item.path] else { return nil }  // deleted meanwhile
+                var item = item
+                item.attributes = attributes
+                return item
+            }
+        }
+        let present = Set(found.joined().map(\.path))
+        let gone = known.filter { path, attributes in
+            !present.contains(path) && searches.contains { $0.attributes.allSatisfy { attributes[$0.key] == $0.value } }
+        }
+        if !learned.isEmpty || !gone.isEmpty {
+            remember(learned, provider: provider, forgetting: Set(gone.keys))
+        }
+        return found
+    }
+
+    /// `items` with their labels and attributes as the keyring has them now, for judging again
+    /// and reporting the few a listing could not open; those deleted since are left out.
+    func relabelled(_ items: [SecretService.Item]) -> [SecretService.Item] {
+        guard !items.isEmpty else { return [] }
+        let secretService = self.secretService
+        guard let current = try? SyncBridge.run({ try await secretService.read(paths: items.map(\.path)) }) else { return items }
+        let byPath = Dictionary(current.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        return items.compactMap { item in
+            guard let now = byPath[item.path] else { return nil }
+            var item = item
+            item.attributes = now.attributes
+            item.label = now.label
+            return item
+        }
+    }
+
+    /// The index in the keyring, or `nil` when there is none or it cannot be used (logged).
+    func readIndex() -> KeyringItemIndex? {
+        let attributes = ["service": service("index")]
+        do {
+            let secretService = self.secretService
+            let items = try SyncBridge.run { try await secretService.search(attributes, loadSecrets: true, loadLabels: false) }
+            // Several (one per collection, after the default keyring changed): any one that opens.
+            for item in items where !item.isLocked {
+                if let index = try? open(KeyringItemIndex.self, item, identity: { _ in KeyringItemIndex.identity }) { return index }
+            }
+            if !items.isEmpty { diagnostics.note("the keyring's item index cannot be opened; listings read every item's attributes", operation: "read the item index") }
+        } catch {
+            diagnostics.note("the keyring's item index cannot be read (\(error)); listings read every item's attributes", operation: "read the item index")
+        }
+        return nil
+    }
+
+    /// Adds `learned` to the index and drops the `gone` paths, holding the client's lock, so two
+    /// listings that learn different items keep both. A failure is logged: the listing stands,
+    /// and the next one reads those attributes again.
+    private func remember(_ learned: [String: [String: String]], provider: String, forgetting gone: Set<String>) {
+        // Hashed attributes (a keyring locked as loaded from disk) are not the item's own.
+        let learned = learned.filter { _, attributes in !attributes.keys.contains { $0.hasPrefix("gkr:compat:hashed:") } }
+        do {
+            try exclusively {
+                let current = readIndex().flatMap { $0.provider == provider ? $0 : nil }
+                var index = current ?? KeyringItemIndex(provider: provider, attributes: [:])
+                index.attributes.merge(learned) { _, new in new }
+                for path in gone { index.attributes[path] = nil }
+                guard index != current else { return }
+                if index.attributes.isEmpty {  // every item it knew is gone: so is the index
+                    _ = try clearItems(["service": service("index")])
+                } else {
+                    try storeItem(index, identity: KeyringItemIndex.identity, attributes: ["service": service("index")],
+                                  label: "Item index of \(servicePrefix)")
+                }
+            }
+        } catch {
+            diagnostics.note("the keyring's item index could not be updated (\(error)); the next listing reads those attributes again",
+                             operation: "update the item index")
+        }
+    }
+}

@@ -1,0 +1,170 @@
+@testable import CofferAuthenticator
+import CofferStorage
+import Foundation
+import TestSupport
+import Testing
+
+/// `KeychainStorageClient`'s listings take item attributes from a sealed index by object path
+/// (`KeyringItemIndex`). It may only make listings faster: every test here makes the index
+/// wrong, stale or missing in one way and checks that the listing still says what the keyring
+/// holds.
+@Suite("KeychainStorageClient's item index", .enabled(if: TestKeyring.isRunning, TestKeyring.skipReason))
+struct KeyringItemIndexTests {
+    let prefix = "org.coffer.tests.index.\(UUID().uuidString.prefix(8))"
+    let keyring = SecretService(timeout: .seconds(60))
+
+    func client() throws -> KeychainStorageClient {
+        KeychainStorageClient(encryptor: try SecuredKeyEncryptor.make(keyAlias: "org.coffer.tests.client"), servicePrefix: prefix,
+                              timeout: .seconds(60))
+    }
+
+    /// Three accounts, the first two with a second (HOTP) mechanism.
+    func stored(in client: KeychainStorageClient) {
+        for n in 0..<3 {
+            client.setMechanism(mechanism: Mechanism(mechanismUUID: "t\(n)", issuer: "Issuer", accountName: "user\(n)", type: .totp,
+                                                     secret: "JBSWY3DPEHPK3PXP"))
+            if n < 2 {
+                client.setMechanism(mechanism: Mechanism(mechanismUUID: "h\(n)", issuer: "Issuer", accountName: "user\(n)", type: .hotp,
+                                                         secret: "JBSWY3DPEHPK3PXP"))
+            }
+        }
+    }
+
+    /// Every account and mechanism item's attributes as the keyring has them, by path.
+    func itemsNow() async throws -> [String: [String: String]] {
+        var items: [String: [String: String]] = [:]
+        for kind in ["account", "mechanism"] {
+            for item in try await keyring.search(["service": "\(prefix).\(kind)"], loadSecrets: false) { items[item.path] = item.attributes }
+        }
+        return items
+    }
+
+    func removeEverything() async throws {
+        for kind in ["account", "mechanism", "notification", "index"] { try await keyring.clear(["service": "\(prefix).\(kind)"]) }
+    }
+
+    @Test("a listing remembers every item's attributes by path for this provider; the next lists the same")
+    func remembers() async throws {
+        let client = try client()
+        stored(in: client)
+        let first = client.getAllAccounts()
+        #expect(first.map(\.accountName) == ["user0", "user1", "user2"])
+        let index = try #require(client.readIndex())
+        #expect(try await index.provider == keyring.provider())
+        #expect(try await index.attributes == itemsNow())
+        #expect(client.getAllAccounts() == first)
+        #expect(client.getAllAccountNames().map(\.accountName) == ["user0", "user1", "user2"])
+        #expect(client.unreadableRecordCount == 0)
+        try await removeEverything()
+    }
+
+    @Test("items stored after the index (an older Coffer, another tool, a process killed before it listed) are listed and added to it")
+    func learnsNewItems() async throws {
+        let client = try client()
+        stored(in: client)
+        _ = client.getAllAccounts()
+        // Another client of the same prefix: its stores do not touch the index.
+        try self.client().setMechanism(mechanism: Mechanism(mechanismUUID: "late", issuer: "Late", accountName: "comer", type: .totp,
+                                                            secret: "JBSWY3DPEHPK3PXP"))
+        #expect(client.getAllAccounts().map(\.issuer).contains("Late"))
+        #expect(try await client.readIndex()?.attributes == itemsNow())
+        try await removeEverything()
+    }
+
+    @Test("an index entry naming the wrong attributes for a path: the item is judged by its own and listed right")
+    func wrongEntry() async throws {
+        let client = try client()
+        stored(in: client)
+        _ = client.getAllAccounts()
+        var index = try #require(client.readIndex())
+        let accounts = index.attributes.filter { $0.value["service"] == "\(prefix).account" }.keys.sorted()
+        (index.attributes[accounts[0]], index.attributes[accounts[1]]) = (index.attributes[accounts[1]], index.attributes[accounts[0]])
+        try client.storeItem(index, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "forged")
+        #expect(client.getAllAccounts().map(\.accountName) == ["user0", "user1", "user2"])
+        #expect(client.unreadableRecordCount == 0, "\(client.unreadableRecords)")
+        try await removeEverything()
+    }
+
+    @Test("an index of another provider process is not used: a mechanism whose account is gone is still reported")
+    func otherProvider() async throws {
+        let client = try client()
+        stored(in: client)
+        _ = client.getAllAccounts()
+        // user2's account item removed behind the client's back; the forged index, made by
+        // "another provider", says user2's mechanism belongs to user0.
+        let user2 = try #require(try await keyring.search(["service": "\(prefix).mechanism", "uuid": "t2"], loadSecrets: false).first)
+        try await keyring.clear(["service": "\(prefix).account", "accountName": "user2"])
+        var index = try #require(client.readIndex())
+        index.provider = "0123456789abcdef0123456789abcdef :1.1"
+        index.attributes[user2.path]?["accountName"] = "user0"
+        try client.storeItem(index, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "stale")
+        #expect(client.getAllAccounts().map(\.accountName) == ["user0", "user1"])
+        #expect(client.unreadableRecordCount == 1, "the mechanism without an account must be reported: \(client.unreadableRecords)")
+        #expect(try await client.readIndex()?.provider == keyring.provider(), "the stale index is replaced")
+        try await removeEverything()
+    }
+
+    @Test("an index that does not open (damaged, another key) is not used, and the next listing replaces it")
+    func damaged() async throws {
+        let client = try client()
+        stored(in: client)
+        try await keyring.store(Data("not sealed".utf8), attributes: ["service": "\(prefix).index"], label: "junk",
+                                contentType: "application/octet-stream")
+        #expect(client.getAllAccounts().count == 3)
+        #expect(client.unreadableRecordCount == 0)
+        #expect(try await client.readIndex()?.attributes == itemsNow())
+        try await removeEverything()
+    }
+
+    @Test("when every item it knew is gone, a listing removes the index too")
+    func emptied() async throws {
+        let client = try client()
+        stored(in: client)
+        _ = client.getAllAccounts()
+        for kind in ["account", "mechanism"] { try await keyring.clear(["service": "\(prefix).\(kind)"]) }
+        #expect(client.getAllAccounts().isEmpty)
+        #expect(try await keyring.search(["service": "\(prefix).index"], loadSecrets: false).isEmpty)
+    }
+
+    @Test("four processes adding and listing at once: each lists every account it added; the index stays true")
+    func fourProcesses() async throws {
+        let run = try await CofferProcess.stressAtOnce(["keychain-client-churn", prefix, "4"],
+                                                       environment: ["COFFER_KEYRING_TIMEOUT": "120"])
+        #expect(run.allSucceeded, "\(run.failures)")
+        let client = try KeychainStorageClient.make(servicePrefix: prefix)  // the processes' key
+        #expect(client.getAllAccounts().count == 16)
+        let index = try #require(client.readIndex())
+        let now = try await itemsNow()
+        #expect(Set(index.attributes.keys) == Set(now.keys))
+        for (path, attributes) in index.attributes { #expect(now[path] == attributes, "\(path)") }
+        try await removeEverything()
+    }
+
+    @Test("after the provider restarts, a path it gives to a new item is not taken for the old one's")
+    func pathReusedAfterRestart() async throws {
+        let p = "org.coffer.tests.index.restart"
+        let result = try await TestKeyring.runInOwnSession(TestKeyring.restartDaemon + """
+
+            paths() {
+              gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
+                --method org.freedesktop.Secret.Service.SearchItems "{'service': '\(p).mechanism', 'uuid': '$1'}" \\
+                | grep -o '/org/freedesktop/secrets/collection/[a-z_0-9]*/[0-9]*'
+            }
+            "$STRESS" keychain-client-add \(p) Issuer alice t0 totp || exit 10
+            "$STRESS" keychain-client-list \(p)
+            "$STRESS" keychain-client-add \(p) Issuer alice h0 hotp || exit 11
+            "$STRESS" keychain-client-list \(p)
+            echo "old $(paths h0)"
+            secret-tool clear service \(p).mechanism uuid h0
+            restartDaemon
+            # A mechanism of an account that has no item: what the listing must report.
+            printf junk | secret-tool store --label=orphan service \(p).mechanism uuid m2 issuer Gone accountName bob type totp
+            echo "new $(paths m2)"
+            "$STRESS" keychain-client-list \(p)
+            """, keyring: true)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let old = lines.first { $0.hasPrefix("old ") }?.dropFirst(4), new = lines.first { $0.hasPrefix("new ") }?.dropFirst(4)
+        #expect(old != nil && old == new, "the restarted keyring did not give the old path to the new item: \(lines) \(result.stderr)")
+        #expect(lines.last == "accounts 1 unreadable 1", "\(lines) \(result.stderr)")
+    }
+}
