@@ -43,6 +43,19 @@ struct KeyringItemIndexTests {
         for kind in ["account", "mechanism", "notification", "index"] { try await keyring.clear(["service": "\(prefix).\(kind)"]) }
     }
 
+    @Test("the index's text keeps any path, name and value (tabs, newlines, backslashes, other scripts); other text is not an index")
+    func text() {
+        let index = KeyringItemIndex(provider: "bus :1.2", attributes: [
+            "/a/1": ["service": "s.account", "issuer": "Tab\there", "accountName": "new\nline \\ back\\slash\\"],
+            "/a/2\t": ["issuer": "", "accountName": "café 東京 \\t"],
+            "/a/3": [:],
+        ])
+        #expect(KeyringItemIndex(text: index.text) == index)
+        for text in ["", "{}", "coffer-keyring-index 1\nbus", "coffer-keyring-index 2\nbus\n", "coffer-keyring-index 1\nbus\n/a\tkey\n"] {
+            #expect(KeyringItemIndex(text: text) == nil, "\(text)")
+        }
+    }
+
     @Test("a listing remembers every item's attributes by path for this provider; the next lists the same")
     func remembers() async throws {
         let client = try client()
@@ -79,7 +92,7 @@ struct KeyringItemIndexTests {
         var index = try #require(client.readIndex())
         let accounts = index.attributes.filter { $0.value["service"] == "\(prefix).account" }.keys.sorted()
         (index.attributes[accounts[0]], index.attributes[accounts[1]]) = (index.attributes[accounts[1]], index.attributes[accounts[0]])
-        try client.storeItem(index, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "forged")
+        try client.storeText(index.text, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "forged")
         #expect(client.getAllAccounts().map(\.accountName) == ["user0", "user1", "user2"])
         #expect(client.unreadableRecordCount == 0, "\(client.unreadableRecords)")
         try await removeEverything()
@@ -97,7 +110,7 @@ struct KeyringItemIndexTests {
         var index = try #require(client.readIndex())
         index.provider = "0123456789abcdef0123456789abcdef :1.1"
         index.attributes[user2.path]?["accountName"] = "user0"
-        try client.storeItem(index, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "stale")
+        try client.storeText(index.text, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "stale")
         #expect(client.getAllAccounts().map(\.accountName) == ["user0", "user1"])
         #expect(client.unreadableRecordCount == 1, "the mechanism without an account must be reported: \(client.unreadableRecords)")
         #expect(try await client.readIndex()?.provider == keyring.provider(), "the stale index is replaced")

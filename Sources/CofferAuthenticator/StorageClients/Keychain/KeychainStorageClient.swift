@@ -416,8 +416,12 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     }
 
     func storeItem<T: Encodable>(_ value: T, identity: String, attributes: [String: String], label: String) throws {
-        let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-        let sealed = try sealer.seal(json, for: identity)
+        try storeText(String(decoding: try JSONEncoder().encode(value), as: UTF8.self), identity: identity, attributes: attributes, label: label)
+    }
+
+    /// Stores `text` sealed and bound to `identity` (the lock held).
+    func storeText(_ text: String, identity: String, attributes: [String: String], label: String) throws {
+        let sealed = try sealer.seal(text, for: identity)
         let secretService = self.secretService
         try SyncBridge.run {
             try await secretService.store(sealed, attributes: attributes, label: "\(label) (Coffer)", contentType: "application/octet-stream")
@@ -467,6 +471,12 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
             if let record = try? decode(T.self, item, json, identity: identity) { found.append(record) } else { failed.append(item) }
         }
         return found + records(type, relabelled(failed), operation: operation, identity: identity)
+    }
+
+    /// The text sealed in `item` under `identity`, throwing why it cannot be read.
+    func openText(_ item: SecretService.Item, identity: String) throws -> String {
+        guard !item.isLocked else { throw KeychainError.locked }
+        return try sealer.open([(item.secret ?? Data(), identity)])[0].get()
     }
 
     /// Opens one item (see ``records(_:_:operation:identity:)``), throwing why it cannot be read.
@@ -521,8 +531,6 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
             return "notification/" + IdentifierCoding.join([attributes["mechanismUUID"] ?? "", attributes["messageId"] ?? ""])
         case "counters":
             return "counters"
-        case "index":
-            return KeyringItemIndex.identity
         default:
             return "deviceToken"
         }

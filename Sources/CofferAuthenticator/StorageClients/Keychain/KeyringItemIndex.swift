@@ -26,7 +26,7 @@ import Foundation
 ///   what it has now.
 /// - It is sealed and bound like every record; one that does not open is not used (and is
 ///   replaced by the next listing's: it holds nothing that cannot be read again).
-struct KeyringItemIndex: Codable, Equatable {
+struct KeyringItemIndex: Equatable {
     /// ``SecretService/provider()`` when the paths were read.
     var provider: String
     /// Each known item's attributes, by object path.
@@ -34,6 +34,68 @@ struct KeyringItemIndex: Codable, Equatable {
 
     /// The sealed identity of the index item.
     static let identity = "index"
+    private static let header = "coffer-keyring-index 1"
+
+    init(provider: String, attributes: [String: [String: String]]) {
+        self.provider = provider
+        self.attributes = attributes
+    }
+
+    /// The index as sealed: a header line, the provider line, then a line per item: its path
+    /// and its attributes' names and values, separated by tabs (`\`, tab and newline escaped as
+    /// `\\`, `\t`, `\n`). Not JSON: a thousand items decode in a tenth of JSONDecoder's 20 ms.
+    var text: String {
+        var text = Self.header + "\n" + Self.escaped(provider) + "\n"
+        for (path, attributes) in attributes.sorted(by: { $0.key < $1.key }) {
+            text += Self.escaped(path)
+            for (name, value) in attributes.sorted(by: { $0.key < $1.key }) { text += "\t" + Self.escaped(name) + "\t" + Self.escaped(value) }
+            text += "\n"
+        }
+        return text
+    }
+
+    /// Reads ``text``; `nil` when it is not an index this version wrote.
+    init?(text: String) {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]
+        guard lines.popFirst() == Substring(Self.header), let provider = lines.popFirst(), lines.popLast() == "" else { return nil }
+        var attributes: [String: [String: String]] = [:]
+        attributes.reserveCapacity(lines.count)
+        for line in lines {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count % 2 == 1 else { return nil }
+            var item: [String: String] = [:]
+            var index = 1
+            while index < fields.count {
+                item[Self.unescaped(fields[index])] = Self.unescaped(fields[index + 1])
+                index += 2
+            }
+            attributes[Self.unescaped(fields[0])] = item
+        }
+        self.init(provider: Self.unescaped(provider), attributes: attributes)
+    }
+
+    private static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A }) else { return text }
+        return text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    private static func unescaped(_ text: Substring) -> String {
+        guard text.utf8.contains(0x5C) else { return String(text) }
+        var result = ""
+        var escaping = false
+        for character in text {
+            if escaping {
+                result.append(character == "t" ? "\t" : character == "n" ? "\n" : character)
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
 }
 
 extension KeychainStorageClient {
@@ -107,7 +169,7 @@ extension KeychainStorageClient {
             let items = try SyncBridge.run { try await secretService.search(attributes, loadSecrets: true, loadLabels: false) }
             // Several (one per collection, after the default keyring changed): any one that opens.
             for item in items where !item.isLocked {
-                if let index = try? open(KeyringItemIndex.self, item, identity: { _ in KeyringItemIndex.identity }) { return index }
+                if let text = try? openText(item, identity: KeyringItemIndex.identity), let index = KeyringItemIndex(text: text) { return index }
             }
             if !items.isEmpty { diagnostics.note("the keyring's item index cannot be opened; listings read every item's attributes", operation: "read the item index") }
         } catch {
@@ -132,7 +194,7 @@ extension KeychainStorageClient {
                 if index.attributes.isEmpty {  // every item it knew is gone: so is the index
                     _ = try clearItems(["service": service("index")])
                 } else {
-                    try storeItem(index, identity: KeyringItemIndex.identity, attributes: ["service": service("index")],
+                    try storeText(index.text, identity: KeyringItemIndex.identity, attributes: ["service": service("index")],
                                   label: "Item index of \(servicePrefix)")
                 }
             }
