@@ -39,19 +39,31 @@ struct KeyringItemIndexTests {
         return items
     }
 
+    /// What the account and mechanism indexes say, together.
+    func indexed(_ client: KeychainStorageClient) -> [String: [String: String]]? {
+        guard let accounts = client.readIndex(of: "\(prefix).account"), let mechanisms = client.readIndex(of: "\(prefix).mechanism") else { return nil }
+        return accounts.attributes.merging(mechanisms.attributes) { first, _ in first }
+    }
+
+    /// Stores `index` as the index of its service's items.
+    func store(_ index: KeyringItemIndex, _ client: KeychainStorageClient) throws {
+        try client.storeText(index.text, identity: KeyringItemIndex.identity(of: index.service),
+                             attributes: ["service": "\(prefix).index", "kind": index.service], label: "test")
+    }
+
     func removeEverything() async throws {
         for kind in ["account", "mechanism", "notification", "index"] { try await keyring.clear(["service": "\(prefix).\(kind)"]) }
     }
 
     @Test("the index's text keeps any path, name and value (tabs, newlines, backslashes, other scripts); other text is not an index")
     func text() {
-        let index = KeyringItemIndex(provider: "bus :1.2", attributes: [
-            "/a/1": ["service": "s.account", "issuer": "Tab\there", "accountName": "new\nline \\ back\\slash\\"],
-            "/a/2\t": ["issuer": "", "accountName": "café 東京 \\t"],
-            "/a/3": [:],
+        let index = KeyringItemIndex(service: "s.account\t2", provider: "bus :1.2", attributes: [
+            "/a/1": ["service": "s.account\t2", "issuer": "Tab\there", "accountName": "new\nline \\ back\\slash\\"],
+            "/a/2\t": ["service": "s.account\t2", "issuer": "", "accountName": "café 東京 \\t"],
+            "/a/3": ["service": "s.account\t2"],
         ])
         #expect(KeyringItemIndex(text: index.text) == index)
-        for text in ["", "{}", "coffer-keyring-index 1\nbus", "coffer-keyring-index 2\nbus\n", "coffer-keyring-index 1\nbus\n/a\tkey\n"] {
+        for text in ["", "{}", "coffer-keyring-index 1\ns\nbus", "coffer-keyring-index 2\ns\nbus\n", "coffer-keyring-index 1\ns\nbus\n/a\tkey\n"] {
             #expect(KeyringItemIndex(text: text) == nil, "\(text)")
         }
     }
@@ -62,9 +74,9 @@ struct KeyringItemIndexTests {
         stored(in: client)
         let first = client.getAllAccounts()
         #expect(first.map(\.accountName) == ["user0", "user1", "user2"])
-        let index = try #require(client.readIndex())
+        let index = try #require(client.readIndex(of: "\(prefix).account"))
         #expect(try await index.provider == keyring.provider())
-        #expect(try await index.attributes == itemsNow())
+        #expect(try await indexed(client) == itemsNow())
         #expect(client.getAllAccounts() == first)
         #expect(client.getAllAccountNames().map(\.accountName) == ["user0", "user1", "user2"])
         #expect(client.unreadableRecordCount == 0)
@@ -80,7 +92,7 @@ struct KeyringItemIndexTests {
         try self.client().setMechanism(mechanism: Mechanism(mechanismUUID: "late", issuer: "Late", accountName: "comer", type: .totp,
                                                             secret: "JBSWY3DPEHPK3PXP"))
         #expect(client.getAllAccounts().map(\.issuer).contains("Late"))
-        #expect(try await client.readIndex()?.attributes == itemsNow())
+        #expect(try await indexed(client) == itemsNow())
         try await removeEverything()
     }
 
@@ -89,10 +101,10 @@ struct KeyringItemIndexTests {
         let client = try client()
         stored(in: client)
         _ = client.getAllAccounts()
-        var index = try #require(client.readIndex())
-        let accounts = index.attributes.filter { $0.value["service"] == "\(prefix).account" }.keys.sorted()
+        var index = try #require(client.readIndex(of: "\(prefix).account"))
+        let accounts = index.attributes.keys.sorted()
         (index.attributes[accounts[0]], index.attributes[accounts[1]]) = (index.attributes[accounts[1]], index.attributes[accounts[0]])
-        try client.storeText(index.text, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "forged")
+        try store(index, client)
         #expect(client.getAllAccounts().map(\.accountName) == ["user0", "user1", "user2"])
         #expect(client.unreadableRecordCount == 0, "\(client.unreadableRecords)")
         try await removeEverything()
@@ -107,13 +119,13 @@ struct KeyringItemIndexTests {
         // "another provider", says user2's mechanism belongs to user0.
         let user2 = try #require(try await keyring.search(["service": "\(prefix).mechanism", "uuid": "t2"], loadSecrets: false).first)
         try await keyring.clear(["service": "\(prefix).account", "accountName": "user2"])
-        var index = try #require(client.readIndex())
+        var index = try #require(client.readIndex(of: "\(prefix).mechanism"))
         index.provider = "0123456789abcdef0123456789abcdef :1.1"
         index.attributes[user2.path]?["accountName"] = "user0"
-        try client.storeText(index.text, identity: KeyringItemIndex.identity, attributes: ["service": "\(prefix).index"], label: "stale")
+        try store(index, client)
         #expect(client.getAllAccounts().map(\.accountName) == ["user0", "user1"])
         #expect(client.unreadableRecordCount == 1, "the mechanism without an account must be reported: \(client.unreadableRecords)")
-        #expect(try await client.readIndex()?.provider == keyring.provider(), "the stale index is replaced")
+        #expect(try await client.readIndex(of: "\(prefix).mechanism")?.provider == keyring.provider(), "the stale index is replaced")
         try await removeEverything()
     }
 
@@ -121,11 +133,13 @@ struct KeyringItemIndexTests {
     func damaged() async throws {
         let client = try client()
         stored(in: client)
-        try await keyring.store(Data("not sealed".utf8), attributes: ["service": "\(prefix).index"], label: "junk",
-                                contentType: "application/octet-stream")
+        for kind in ["account", "mechanism"] {
+            try await keyring.store(Data("not sealed".utf8), attributes: ["service": "\(prefix).index", "kind": "\(prefix).\(kind)"],
+                                    label: "junk", contentType: "application/octet-stream")
+        }
         #expect(client.getAllAccounts().count == 3)
         #expect(client.unreadableRecordCount == 0)
-        #expect(try await client.readIndex()?.attributes == itemsNow())
+        #expect(try await indexed(client) == itemsNow())
         try await removeEverything()
     }
 
@@ -146,10 +160,10 @@ struct KeyringItemIndexTests {
         #expect(run.allSucceeded, "\(run.failures)")
         let client = try KeychainStorageClient.make(servicePrefix: prefix)  // the processes' key
         #expect(client.getAllAccounts().count == 16)
-        let index = try #require(client.readIndex())
+        let index = try #require(indexed(client))
         let now = try await itemsNow()
-        #expect(Set(index.attributes.keys) == Set(now.keys))
-        for (path, attributes) in index.attributes { #expect(now[path] == attributes, "\(path)") }
+        #expect(Set(index.keys) == Set(now.keys))
+        for (path, attributes) in index { #expect(now[path] == attributes, "\(path)") }
         try await removeEverything()
     }
 

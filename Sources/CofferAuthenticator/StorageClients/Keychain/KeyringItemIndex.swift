@@ -8,9 +8,9 @@ import Foundation
 /// secrets in one more, but it hands out an item's attributes one item per call (gnome-keyring:
 /// about 0.3 ms each, most of a listing of a thousand items), and a listing needs them: a record
 /// opens only under the identity its item's attributes name, and the check for mechanisms whose
-/// account is gone compares their owner attributes. So one sealed item, `service`
-/// `<prefix>.index`, keeps the attributes a listing read, and the next listing reads only the
-/// attributes of items the index does not know.
+/// account is gone compares their owner attributes. So a sealed item per kind of item (`service`
+/// `<prefix>.index`, `kind` the items' `service`) keeps the attributes a listing read, and the
+/// next listing reads only the attributes of items the index does not know.
 ///
 /// It is a cache, not a record: nothing is ever read from it but attributes, and it is trusted
 /// only as far as it cannot be wrong:
@@ -27,28 +27,37 @@ import Foundation
 /// - It is sealed and bound like every record; one that does not open is not used (and is
 ///   replaced by the next listing's: it holds nothing that cannot be read again).
 struct KeyringItemIndex: Equatable {
+    /// The `service` attribute of the items it knows: one index per kind of item, so a listing
+    /// of accounts does not read what is known of every notification.
+    var service: String
     /// ``SecretService/provider()`` when the paths were read.
     var provider: String
     /// Each known item's attributes, by object path.
     var attributes: [String: [String: String]]
 
-    /// The sealed identity of the index item.
-    static let identity = "index"
     private static let header = "coffer-keyring-index 1"
 
-    init(provider: String, attributes: [String: [String: String]]) {
+    init(service: String, provider: String, attributes: [String: [String: String]]) {
+        self.service = service
         self.provider = provider
         self.attributes = attributes
     }
 
-    /// The index as sealed: a header line, the provider line, then a line per item: its path
-    /// and its attributes' names and values, separated by tabs (`\`, tab and newline escaped as
-    /// `\\`, `\t`, `\n`). Not JSON: a thousand items decode in a tenth of JSONDecoder's 20 ms.
+    /// The sealed identity of the index of the items of `service`: an index copied onto
+    /// another kind's index item does not open.
+    static func identity(of service: String) -> String { "index/" + service }
+
+    /// The index as sealed: a header line, the service and provider lines, then a line per
+    /// item: its path and its attributes' names and values but `service`, separated by tabs
+    /// (`\`, tab and newline escaped as `\\`, `\t`, `\n`). Not JSON: a thousand items decode
+    /// in a tenth of JSONDecoder's 20 ms.
     var text: String {
-        var text = Self.header + "\n" + Self.escaped(provider) + "\n"
+        var text = Self.header + "\n" + Self.escaped(service) + "\n" + Self.escaped(provider) + "\n"
         for (path, attributes) in attributes.sorted(by: { $0.key < $1.key }) {
             text += Self.escaped(path)
-            for (name, value) in attributes.sorted(by: { $0.key < $1.key }) { text += "\t" + Self.escaped(name) + "\t" + Self.escaped(value) }
+            for (name, value) in attributes.sorted(by: { $0.key < $1.key }) where name != "service" {
+                text += "\t" + Self.escaped(name) + "\t" + Self.escaped(value)
+            }
             text += "\n"
         }
         return text
@@ -57,13 +66,14 @@ struct KeyringItemIndex: Equatable {
     /// Reads ``text``; `nil` when it is not an index this version wrote.
     init?(text: String) {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]
-        guard lines.popFirst() == Substring(Self.header), let provider = lines.popFirst(), lines.popLast() == "" else { return nil }
+        guard lines.popFirst() == Substring(Self.header), let service = lines.popFirst().map(Self.unescaped),
+              let provider = lines.popFirst(), lines.popLast() == "" else { return nil }
         var attributes: [String: [String: String]] = [:]
         attributes.reserveCapacity(lines.count)
         for line in lines {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard fields.count % 2 == 1 else { return nil }
-            var item: [String: String] = [:]
+            var item = ["service": service]
             var index = 1
             while index < fields.count {
                 item[Self.unescaped(fields[index])] = Self.unescaped(fields[index + 1])
@@ -71,7 +81,7 @@ struct KeyringItemIndex: Equatable {
             }
             attributes[Self.unescaped(fields[0])] = item
         }
-        self.init(provider: Self.unescaped(provider), attributes: attributes)
+        self.init(service: service, provider: Self.unescaped(provider), attributes: attributes)
     }
 
     private static func escaped(_ text: String) -> String {
@@ -106,17 +116,20 @@ extension KeychainStorageClient {
         var loadSecrets: Bool
     }
 
-    /// The items each of `searches` finds, with their attributes: from the index where it knows
-    /// the item's path, read from the keyring (and then remembered) where it does not. Items
-    /// deleted while the listing runs are left out. Labels are not read (see
-    /// ``relabelled(_:)``).
+    /// The items each of `searches` (each naming a `service`) finds, with their attributes:
+    /// from the index of that service's items where it knows the item's path, read from the
+    /// keyring (and then remembered) where it does not. Items deleted while the listing runs are
+    /// left out. Labels are not read (see ``relabelled(_:)``).
     func listing(_ searches: [ListingSearch]) throws -> [[SecretService.Item]] {
         let secretService = self.secretService
-        // The index is read before the searches, so an indexed path a search no longer finds is
-        // an item deleted since (paths are not reused while the provider runs).
+        // The indexes are read before the searches, so an indexed path a search no longer finds
+        // is an item deleted since (paths are not reused while the provider runs).
         let provider = try SyncBridge.run { try await secretService.provider() }
-        let index = readIndex().flatMap { $0.provider == provider ? $0 : nil }
-        let known = index?.attributes ?? [:]
+        var indexes: [String: KeyringItemIndex] = [:]
+        for service in Set(searches.compactMap { $0.attributes["service"] }) {
+            indexes[service] = readIndex(of: service).flatMap { $0.provider == provider ? $0 : nil }
+        }
+        let known = indexes.values.reduce(into: [String: [String: String]]()) { $0.merge($1.attributes) { first, _ in first } }
         var found = try searches.map { search in
             try SyncBridge.run {
                 try await secretService.search(search.attributes, loadSecrets: search.loadSecrets, loadAttributes: false, loadLabels: false)
@@ -136,11 +149,13 @@ extension KeychainStorageClient {
             }
         }
         let present = Set(found.joined().map(\.path))
-        let gone = known.filter { path, attributes in
-            !present.contains(path) && searches.contains { $0.attributes.allSatisfy { attributes[$0.key] == $0.value } }
-        }
-        if !learned.isEmpty || !gone.isEmpty {
-            remember(learned, provider: provider, forgetting: Set(gone.keys))
+        for (search, service) in zip(searches, searches.map { $0.attributes["service"] }) {
+            guard let service else { continue }
+            let gone = (indexes[service]?.attributes ?? [:]).filter { path, attributes in
+                !present.contains(path) && search.attributes.allSatisfy { attributes[$0.key] == $0.value }
+            }
+            let new = learned.filter { $0.value["service"] == service }
+            if !new.isEmpty || !gone.isEmpty { remember(new, of: service, provider: provider, forgetting: Set(gone.keys)) }
         }
         return found
     }
@@ -161,15 +176,23 @@ extension KeychainStorageClient {
         }
     }
 
-    /// The index in the keyring, or `nil` when there is none or it cannot be used (logged).
-    func readIndex() -> KeyringItemIndex? {
-        let attributes = ["service": service("index")]
+    /// The attributes of the items of `service`.
+    private func indexAttributes(_ service: String) -> [String: String] {
+        ["service": self.service("index"), "kind": service]
+    }
+
+    /// The index of the items of `service` in the keyring, or `nil` when there is none or it
+    /// cannot be used (logged).
+    func readIndex(of service: String) -> KeyringItemIndex? {
         do {
-            let secretService = self.secretService
-            let items = try SyncBridge.run { try await secretService.search(attributes, loadSecrets: true, loadLabels: false) }
+            let secretService = self.secretService, attributes = indexAttributes(service)
+            let items = try SyncBridge.run { try await secretService.search(attributes, loadSecrets: true, loadAttributes: false, loadLabels: false) }
             // Several (one per collection, after the default keyring changed): any one that opens.
             for item in items where !item.isLocked {
-                if let text = try? openText(item, identity: KeyringItemIndex.identity), let index = KeyringItemIndex(text: text) { return index }
+                if let text = try? openText(item, identity: KeyringItemIndex.identity(of: service)), let index = KeyringItemIndex(text: text),
+                   index.service == service {
+                    return index
+                }
             }
             if !items.isEmpty { diagnostics.note("the keyring's item index cannot be opened; listings read every item's attributes", operation: "read the item index") }
         } catch {
@@ -178,24 +201,24 @@ extension KeychainStorageClient {
         return nil
     }
 
-    /// Adds `learned` to the index and drops the `gone` paths, holding the client's lock, so two
-    /// listings that learn different items keep both. A failure is logged: the listing stands,
-    /// and the next one reads those attributes again.
-    private func remember(_ learned: [String: [String: String]], provider: String, forgetting gone: Set<String>) {
+    /// Adds `learned` to the index of `service`'s items and drops the `gone` paths, holding the
+    /// client's lock, so two listings that learn different items keep both. A failure is
+    /// logged: the listing stands, and the next one reads those attributes again.
+    private func remember(_ learned: [String: [String: String]], of service: String, provider: String, forgetting gone: Set<String>) {
         // Hashed attributes (a keyring locked as loaded from disk) are not the item's own.
         let learned = learned.filter { _, attributes in !attributes.keys.contains { $0.hasPrefix("gkr:compat:hashed:") } }
         do {
             try exclusively {
-                let current = readIndex().flatMap { $0.provider == provider ? $0 : nil }
-                var index = current ?? KeyringItemIndex(provider: provider, attributes: [:])
+                let current = readIndex(of: service).flatMap { $0.provider == provider ? $0 : nil }
+                var index = current ?? KeyringItemIndex(service: service, provider: provider, attributes: [:])
                 index.attributes.merge(learned) { _, new in new }
                 for path in gone { index.attributes[path] = nil }
                 guard index != current else { return }
                 if index.attributes.isEmpty {  // every item it knew is gone: so is the index
-                    _ = try clearItems(["service": service("index")])
+                    _ = try clearItems(indexAttributes(service))
                 } else {
-                    try storeText(index.text, identity: KeyringItemIndex.identity, attributes: ["service": service("index")],
-                                  label: "Item index of \(servicePrefix)")
+                    try storeText(index.text, identity: KeyringItemIndex.identity(of: service), attributes: indexAttributes(service),
+                                  label: "Item index of \(service)")
                 }
             }
         } catch {
