@@ -28,7 +28,7 @@ struct KeychainStorageClientTests {
         let used = prefixes.withLock { $0 }
         #expect(used.count >= 7)
         for prefix in used {
-            for kind in ["account", "mechanism", "notification"] {
+            for kind in ["account", "mechanism", "notification", "index"] {  // the listings' item index too
                 let left = try await SecretService(timeout: .seconds(60)).search(["service": "\(prefix).\(kind)"], loadSecrets: false)
                 #expect(left.isEmpty, "\(left.count) \(kind) items left under \(prefix)")
             }

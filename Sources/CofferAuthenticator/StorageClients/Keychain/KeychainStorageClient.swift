@@ -94,7 +94,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
                 guard owned == 0 else {
                     throw StorageClientError.stillOwnsRecords(what: "The account \(account.issuer): \(account.accountName)", count: owned)
                 }
-                return try clearItems(attributes(account)) > 0
+                return try removeItems(attributes(account)) > 0
             }
         } ?? false
     }
@@ -261,7 +261,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     private func removeMechanismLocked(_ uuid: String) throws -> Bool {
         let owned = try search(["service": service("notification"), "mechanismUUID": uuid], loadSecrets: false).count
         guard owned == 0 else { throw StorageClientError.stillOwnsRecords(what: "The mechanism \(uuid)", count: owned) }
-        return try clearItems(["service": service("mechanism"), "uuid": uuid]) > 0
+        return try removeItems(["service": service("mechanism"), "uuid": uuid]) > 0
     }
 
     /// Throws when storing `mechanism` would replace another object (or, with `insertOnly`, any).
@@ -430,7 +430,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
 
     /// Removes the items with `attributes`, holding the lock.
     private func remove(_ attributes: [String: String], operation: String) -> Bool {
-        diagnostics.attempt(operation) { try exclusively { try clearItems(attributes) } > 0 } ?? false
+        diagnostics.attempt(operation) { try exclusively { try removeItems(attributes) } > 0 } ?? false
     }
 
     func clearItems(_ attributes: [String: String]) throws -> Int {

@@ -176,7 +176,21 @@ extension KeychainStorageClient {
         }
     }
 
-    /// The attributes of the items of `service`.
+    /// Removes the items with `attributes` (the lock held) and, when none of their kind is left,
+    /// that kind's index too, so a client emptied through its API (a `coffer migrate` away from
+    /// the keyring) leaves nothing behind. Returns how many items were removed.
+    func removeItems(_ attributes: [String: String]) throws -> Int {
+        let removed = try clearItems(attributes)
+        if removed > 0, let service = attributes["service"] {
+            let secretService = self.secretService
+            if try SyncBridge.run({ try await secretService.count(["service": service]) }) == 0 {
+                _ = try clearItems(indexAttributes(service))
+            }
+        }
+        return removed
+    }
+
+    /// The attributes of the index item of the items of `service`.
     private func indexAttributes(_ service: String) -> [String: String] {
         ["service": self.service("index"), "kind": service]
     }
