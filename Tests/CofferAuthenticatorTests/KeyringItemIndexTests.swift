@@ -41,7 +41,7 @@ struct KeyringItemIndexTests {
 
     /// What the account and mechanism indexes say, together.
     func indexed(_ client: KeychainStorageClient) -> [String: [String: String]]? {
-        guard let accounts = client.readIndex(of: "\(prefix).account"), let mechanisms = client.readIndex(of: "\(prefix).mechanism") else { return nil }
+        guard let accounts = client.readIndex(of: "\(prefix).account").index, let mechanisms = client.readIndex(of: "\(prefix).mechanism").index else { return nil }
         return accounts.attributes.merging(mechanisms.attributes) { first, _ in first }
     }
 
@@ -74,7 +74,7 @@ struct KeyringItemIndexTests {
         stored(in: client)
         let first = client.getAllAccounts()
         #expect(first.map(\.accountName) == ["user0", "user1", "user2"])
-        let index = try #require(client.readIndex(of: "\(prefix).account"))
+        let index = try #require(client.readIndex(of: "\(prefix).account").index)
         #expect(try await index.provider == keyring.provider())
         #expect(try await indexed(client) == itemsNow())
         #expect(client.getAllAccounts() == first)
@@ -101,7 +101,7 @@ struct KeyringItemIndexTests {
         let client = try client()
         stored(in: client)
         _ = client.getAllAccounts()
-        var index = try #require(client.readIndex(of: "\(prefix).account"))
+        var index = try #require(client.readIndex(of: "\(prefix).account").index)
         let accounts = index.attributes.keys.sorted()
         (index.attributes[accounts[0]], index.attributes[accounts[1]]) = (index.attributes[accounts[1]], index.attributes[accounts[0]])
         try store(index, client)
@@ -119,13 +119,13 @@ struct KeyringItemIndexTests {
         // "another provider", says user2's mechanism belongs to user0.
         let user2 = try #require(try await keyring.search(["service": "\(prefix).mechanism", "uuid": "t2"], loadSecrets: false).first)
         try await keyring.clear(["service": "\(prefix).account", "accountName": "user2"])
-        var index = try #require(client.readIndex(of: "\(prefix).mechanism"))
+        var index = try #require(client.readIndex(of: "\(prefix).mechanism").index)
         index.provider = "0123456789abcdef0123456789abcdef :1.1"
         index.attributes[user2.path]?["accountName"] = "user0"
         try store(index, client)
         #expect(client.getAllAccounts().map(\.accountName) == ["user0", "user1"])
         #expect(client.unreadableRecordCount == 1, "the mechanism without an account must be reported: \(client.unreadableRecords)")
-        #expect(try await client.readIndex(of: "\(prefix).mechanism")?.provider == keyring.provider(), "the stale index is replaced")
+        #expect(try await client.readIndex(of: "\(prefix).mechanism").index?.provider == keyring.provider(), "the stale index is replaced")
         try await removeEverything()
     }
 
@@ -151,6 +151,75 @@ struct KeyringItemIndexTests {
         for kind in ["account", "mechanism"] { try await keyring.clear(["service": "\(prefix).\(kind)"]) }
         #expect(client.getAllAccounts().isEmpty)
         #expect(try await keyring.search(["service": "\(prefix).index"], loadSecrets: false).isEmpty)
+    }
+
+    /// Changes an item's attributes in place, as another program can (`Properties.Set`).
+    func setAttributes(_ attributes: [String: String], of path: String) async throws {
+        let dictionary = "{" + attributes.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ") + "}"
+        let result = try await CofferProcess.run(
+            executable: URL(fileURLWithPath: "/usr/bin/gdbus"),
+            ["call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", path, "--method",
+             "org.freedesktop.DBus.Properties.Set", "org.freedesktop.Secret.Item", "Attributes", "<\(dictionary)>"])
+        try #require(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test("items whose attributes another program changed in place: the index does not see it; the client without it reports them and corrects the index")
+    func changedInPlace() async throws {
+        let client = try client()
+        stored(in: client)
+        _ = client.getAllAccounts()
+        let t0 = try #require(try await keyring.search(["service": "\(prefix).mechanism", "uuid": "t0"], loadSecrets: false).first)
+        let user1 = try #require(try await keyring.search(["service": "\(prefix).account", "accountName": "user1"], loadSecrets: false).first)
+        try await setAttributes(t0.attributes.merging(["accountName": "zed"]) { $1 }, of: t0.path)
+        try await setAttributes(user1.attributes.merging(["accountName": "dave"]) { $1 }, of: user1.path)
+        // Without the index: user1's item no longer matches its record; t0 (now zed's), t1 and
+        // h1 (user1's, whose account item now says dave) have no account.
+        let full = try self.client().withoutItemIndex()
+        #expect(full.getAllAccounts().map(\.accountName) == ["user0", "user2"])
+        #expect(full.unreadableRecordCount == 4, "\(full.unreadableRecords)")
+        // The index was corrected by what that listing read: the indexed listing says the same.
+        let again = try self.client()
+        #expect(again.getAllAccounts().map(\.accountName) == ["user0", "user2"])
+        #expect(again.unreadableRecordCount == 4, "\(again.unreadableRecords)")
+        try await removeEverything()
+    }
+
+    @Test("several index items of one kind (copies, crafted, damaged): the next listing leaves one, which opens")
+    func untidy() async throws {
+        let client = try client()
+        stored(in: client)
+        _ = client.getAllAccounts()
+        for n in 0..<3 {
+            try await keyring.store(Data("crafted \(n) \u{1b}[31m".utf8), attributes: ["service": "\(prefix).index", "kind": "\(prefix).account", "n": "\(n)"],
+                                    label: "crafted", contentType: "application/octet-stream")
+        }
+        #expect(client.getAllAccounts().count == 3)
+        #expect(client.unreadableRecordCount == 0)
+        let left = try await keyring.search(["service": "\(prefix).index", "kind": "\(prefix).account"], loadSecrets: false)
+        #expect(left.count == 1)
+        #expect(try await indexed(client) == itemsNow())
+        try await removeEverything()
+    }
+
+    @Test("coffer doctor reads every item: a mechanism moved to another account name in place is reported although the index hides it from a listing")
+    func doctorSeesPastTheIndex() async throws {
+        let result = try await TestKeyring.runInOwnSession("""
+            export COFFER_HOME="$SCRATCH/home"
+            "$COFFER" add --backend keychain 'otpauth://totp/Acme:alice?secret=JBSWY3DPEHPK3PXP' > /dev/null || exit 10
+            "$COFFER" add --backend keychain 'otpauth://totp/Acme:bob?secret=JBSWY3DPEHPK3PXQ' > /dev/null || exit 11
+            "$COFFER" list --backend keychain > /dev/null || exit 12
+            path=$(gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \
+              --method org.freedesktop.Secret.Service.SearchItems "{'service': 'org.coffer.authenticator.mechanism', 'accountName': 'alice'}" \
+              | grep -o '/org/freedesktop/secrets/collection/[a-z_0-9]*/[0-9]*' | head -1)
+            attributes=$(gdbus call --session --dest org.freedesktop.secrets --object-path "$path" \
+              --method org.freedesktop.DBus.Properties.Get org.freedesktop.Secret.Item Attributes | sed "s/'alice'/'zed'/; s/^(<//; s/>,)$//")
+            gdbus call --session --dest org.freedesktop.secrets --object-path "$path" \
+              --method org.freedesktop.DBus.Properties.Set org.freedesktop.Secret.Item Attributes "<$attributes>" > /dev/null || exit 13
+            "$COFFER" doctor 2>&1 | grep 'keyring accounts'
+            "$COFFER" list --backend keychain > /dev/null 2>&1; echo "list-after $?"
+            """, keyring: true)
+        #expect(result.stdout.contains("no account owns it"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("list-after 0") == false, "after doctor the index is corrected and list warns: \(result.stdout)")
     }
 
     @Test("four processes adding and listing at once: each lists every account it added; the index stays true")

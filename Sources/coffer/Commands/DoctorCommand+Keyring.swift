@@ -26,7 +26,9 @@ extension DoctorCommand {
         }
         let client: KeychainStorageClient
         do {
-            client = try KeychainStorageClient.make()
+            // Every item's attributes read, not the listings' item index: an item changed in place
+            // by another program shows here (and the index is corrected).
+            client = try KeychainStorageClient.make().withoutItemIndex()
         } catch {
             return report(.note, "keyring accounts", error.localizedDescription)
         }

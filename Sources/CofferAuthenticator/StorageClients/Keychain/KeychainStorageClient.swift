@@ -31,16 +31,33 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     let secretService: SecretService
     private let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
+    /// Whether listings take item attributes from the item index (``KeyringItemIndex``).
+    let readsItemIndex: Bool
 
     /// Creates a client whose items are sealed by `encryptor`.
-    public init(
+    public convenience init(
         encryptor: any Encryptor, servicePrefix: String = "org.coffer.authenticator", timeout: Duration = SecretService.defaultTimeout,
         logger: Logger = Logger(label: "org.coffer.authenticator.keychain")
     ) {
+        self.init(servicePrefix: servicePrefix, secretService: SecretService(timeout: timeout), sealer: FieldSealer(encryptor: encryptor),
+                  diagnostics: ClientDiagnostics(logger: logger, store: "keyring (\(servicePrefix).*)"), readsItemIndex: true)
+    }
+
+    private init(servicePrefix: String, secretService: SecretService, sealer: FieldSealer, diagnostics: ClientDiagnostics, readsItemIndex: Bool) {
         self.servicePrefix = servicePrefix
-        self.secretService = SecretService(timeout: timeout)
-        self.sealer = FieldSealer(encryptor: encryptor)
-        self.diagnostics = ClientDiagnostics(logger: logger, store: "keyring (\(servicePrefix).*)")
+        self.secretService = secretService
+        self.sealer = sealer
+        self.diagnostics = diagnostics
+        self.readsItemIndex = readsItemIndex
+    }
+
+    /// The same client, whose listings read every item's attributes from the keyring instead of
+    /// the item index (and correct the index by what they read): slower, and what `coffer doctor`
+    /// checks with, since the index cannot see an item's attributes changed in place by another
+    /// program while the keyring daemon runs. It shares this client's ``lastError`` and counts.
+    public func withoutItemIndex() -> KeychainStorageClient {
+        KeychainStorageClient(servicePrefix: servicePrefix, secretService: secretService, sealer: sealer, diagnostics: diagnostics,
+                              readsItemIndex: false)
     }
 
     /// Creates a client sealed by a `SecuredKeyEncryptor`, as the spec's default keychain

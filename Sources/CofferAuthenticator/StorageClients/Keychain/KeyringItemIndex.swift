@@ -120,20 +120,29 @@ extension KeychainStorageClient {
     /// from the index of that service's items where it knows the item's path, read from the
     /// keyring (and then remembered) where it does not. Items deleted while the listing runs are
     /// left out. Labels are not read (see ``relabelled(_:)``).
-    func listing(_ searches: [ListingSearch]) throws -> [[SecretService.Item]] {
+    func listing(_ searches: [ListingSearch], attempt: Int = 1) throws -> [[SecretService.Item]] {
         let secretService = self.secretService
         // The indexes are read before the searches, so an indexed path a search no longer finds
         // is an item deleted since (paths are not reused while the provider runs).
         let provider = try SyncBridge.run { try await secretService.provider() }
         var indexes: [String: KeyringItemIndex] = [:]
+        var untidy: Set<String> = []
         for service in Set(searches.compactMap { $0.attributes["service"] }) {
-            indexes[service] = readIndex(of: service).flatMap { $0.provider == provider ? $0 : nil }
+            let (index, tidy) = readIndex(of: service)
+            if readsItemIndex, attempt < 3 { indexes[service] = index.flatMap { $0.provider == provider ? $0 : nil } }
+            if !tidy { untidy.insert(service) }
         }
         let known = indexes.values.reduce(into: [String: [String: String]]()) { $0.merge($1.attributes) { first, _ in first } }
         var found = try searches.map { search in
             try SyncBridge.run {
                 try await secretService.search(search.attributes, loadSecrets: search.loadSecrets, loadAttributes: false, loadLabels: false)
             }
+        }
+        // A provider restarted between the first question and the searches may have given an
+        // indexed path to another item: then the listing starts again (at the third time,
+        // without the indexes).
+        guard try attempt >= 3 || SyncBridge.run({ try await secretService.provider() }) == provider else {
+            return try listing(searches, attempt: attempt + 1)
         }
         let unknown = found.joined().map(\.path).filter { known[$0] == nil }
         var learned: [String: [String: String]] = [:]
@@ -155,7 +164,9 @@ extension KeychainStorageClient {
                 !present.contains(path) && search.attributes.allSatisfy { attributes[$0.key] == $0.value }
             }
             let new = learned.filter { $0.value["service"] == service }
-            if !new.isEmpty || !gone.isEmpty { remember(new, of: service, provider: provider, forgetting: Set(gone.keys)) }
+            if !new.isEmpty || !gone.isEmpty || untidy.contains(service) {
+                remember(new, of: service, provider: provider, forgetting: Set(gone.keys))
+            }
         }
         return found
     }
@@ -195,24 +206,26 @@ extension KeychainStorageClient {
         ["service": self.service("index"), "kind": service]
     }
 
-    /// The index of the items of `service` in the keyring, or `nil` when there is none or it
-    /// cannot be used (logged).
-    func readIndex(of service: String) -> KeyringItemIndex? {
+    /// The index of the items of `service` in the keyring (`nil` when there is none or none
+    /// can be used, which is logged), and whether it is tidy: at most one index item, and that
+    /// one opens. Items that are not (copies in several collections, damaged or crafted ones)
+    /// are replaced by the next listing's one.
+    func readIndex(of service: String) -> (index: KeyringItemIndex?, tidy: Bool) {
         do {
             let secretService = self.secretService, attributes = indexAttributes(service)
             let items = try SyncBridge.run { try await secretService.search(attributes, loadSecrets: true, loadAttributes: false, loadLabels: false) }
-            // Several (one per collection, after the default keyring changed): any one that opens.
             for item in items where !item.isLocked {
                 if let text = try? openText(item, identity: KeyringItemIndex.identity(of: service)), let index = KeyringItemIndex(text: text),
                    index.service == service {
-                    return index
+                    return (index, items.count == 1)
                 }
             }
             if !items.isEmpty { diagnostics.note("the keyring's item index cannot be opened; listings read every item's attributes", operation: "read the item index") }
+            return (nil, items.isEmpty)
         } catch {
             diagnostics.note("the keyring's item index cannot be read (\(error)); listings read every item's attributes", operation: "read the item index")
+            return (nil, true)
         }
-        return nil
     }
 
     /// Adds `learned` to the index of `service`'s items and drops the `gone` paths, holding the
@@ -223,14 +236,16 @@ extension KeychainStorageClient {
         let learned = learned.filter { _, attributes in !attributes.keys.contains { $0.hasPrefix("gkr:compat:hashed:") } }
         do {
             try exclusively {
-                let current = readIndex(of: service).flatMap { $0.provider == provider ? $0 : nil }
+                let (found, tidy) = readIndex(of: service)
+                let current = found.flatMap { $0.provider == provider ? $0 : nil }
                 var index = current ?? KeyringItemIndex(service: service, provider: provider, attributes: [:])
                 index.attributes.merge(learned) { _, new in new }
                 for path in gone { index.attributes[path] = nil }
-                guard index != current else { return }
-                if index.attributes.isEmpty {  // every item it knew is gone: so is the index
+                guard index != current || !tidy else { return }
+                if !tidy || index.attributes.isEmpty {  // copies, damaged or crafted items; or every item it knew is gone
                     _ = try clearItems(indexAttributes(service))
-                } else {
+                }
+                if !index.attributes.isEmpty {
                     try storeText(index.text, identity: KeyringItemIndex.identity(of: service), attributes: indexAttributes(service),
                                   label: "Item index of \(service)")
                 }
