@@ -15,6 +15,8 @@
 //   coffer-stress keychain-client-add PREFIX ISSUER NAME UUID TYPE  stores a mechanism (and its account) through
 //                                                         KeychainStorageClient(servicePrefix: PREFIX)
 //   coffer-stress keychain-client-list PREFIX       lists PREFIX's accounts; prints "accounts N unreadable M"
+//   coffer-stress keychain-client-list-paused PREFIX FILE  the same, but its first listing stops after asking for
+//                                                         the provider: it makes FILE.paused and waits for FILE.go
 //   coffer-stress keychain-client-churn PREFIX COUNT  adds COUNT accounts (named after this process), listing after
 //                                                         each; fails when a listing misses one added
 //   coffer-stress crash-writer file|encrypted|sqlite DIR   saves increasing values until killed
@@ -199,6 +201,23 @@ case "keychain-client-add":
 case "keychain-client-list":
     guard arguments.count == 2 else { fail(["usage: keychain-client-list PREFIX"]) }
     let client = try KeychainStorageClient.make(servicePrefix: arguments[1])
+    let accounts = client.getAllAccounts()
+    print("accounts \(accounts.count) unreadable \(client.unreadableRecordCount)")
+
+case "keychain-client-list-paused":
+    guard arguments.count == 3 else { fail(["usage: keychain-client-list-paused PREFIX FILE"]) }
+    let client = try KeychainStorageClient.make(servicePrefix: arguments[1])
+    let file = arguments[2]
+    KeychainListingFaults.afterProviderCheck.withLock {
+        $0 = {
+            KeychainListingFaults.afterProviderCheck.withLock { $0 = nil }  // once
+            FileManager.default.createFile(atPath: file + ".paused", contents: nil)
+            while !FileManager.default.fileExists(atPath: file + ".go") { usleep(10_000) }
+            // A restarted daemon: the first call fails on the old connection and reconnects, so
+            // the listing goes on with the new daemon (what the review's gdb session saw).
+            for _ in 0..<2 { _ = try? SyncBridge.run { try await SecretService().count(["service": "org.coffer.tests.none"]) } }
+        }
+    }
     let accounts = client.getAllAccounts()
     print("accounts \(accounts.count) unreadable \(client.unreadableRecordCount)")
 

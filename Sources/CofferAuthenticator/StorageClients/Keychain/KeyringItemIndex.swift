@@ -125,9 +125,10 @@ extension KeychainStorageClient {
         // The indexes are read before the searches, so an indexed path a search no longer finds
         // is an item deleted since (paths are not reused while the provider runs).
         let provider = try SyncBridge.run { try await secretService.provider() }
+        KeychainListingFaults.afterProviderCheck.withLock { $0 }?()
         var indexes: [String: KeyringItemIndex] = [:]
         var untidy: Set<String> = []
-        for service in Set(searches.compactMap { $0.attributes["service"] }) {
+        for service in Set(searches.compactMap { $0.attributes["service"] }).sorted() {
             let (index, tidy) = readIndex(of: service)
             if readsItemIndex, attempt < 3 { indexes[service] = index.flatMap { $0.provider == provider ? $0 : nil } }
             if !tidy { untidy.insert(service) }
