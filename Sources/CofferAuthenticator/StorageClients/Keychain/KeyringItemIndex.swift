@@ -18,14 +18,23 @@ import Foundation
 ///   unique name). While that process runs, an item's path is never given to another item
 ///   (gnome-keyring numbers them upward; KeePassXC uses UUIDs) and Coffer never changes an
 ///   item's attributes, so what the index says of a path stays true. After a restart, when a
-///   path may name another item, an index of the old process is not used at all.
+///   path may name another item, an index of the old process is not used at all; a listing
+///   asks again after its searches, and starts again if the provider restarted meanwhile.
+/// - What it cannot see: attributes another program changed in place
+///   (`org.freedesktop.DBus.Properties.Set`; keyring managers such as Seahorse change labels
+///   and secrets, not attributes). A listing goes on showing such an item by its old
+///   attributes (under its own sealed name: lookups by the new ones fail loudly) until the
+///   daemon restarts or a client made by ``KeychainStorageClient/withoutItemIndex()`` lists,
+///   which reads every item's attributes, reports the mismatch and corrects the index. That is
+///   what `coffer doctor` does.
 /// - Items it does not know (stored since by a process killed before it listed, by an older
 ///   Coffer, by another tool) have their attributes read, and the listing adds them to it.
 /// - A record that does not open under the attributes it names has its own attributes read
 ///   again before it is reported, so an item whose attributes another tool changed is judged by
 ///   what it has now.
-/// - It is sealed and bound like every record; one that does not open is not used (and is
-///   replaced by the next listing's: it holds nothing that cannot be read again).
+/// - It is sealed and bound like every record; one that does not open is not used, and several
+///   of a kind (copies in two collections, crafted ones) are replaced by one at the next listing:
+///   it holds nothing that cannot be read again.
 struct KeyringItemIndex: Equatable {
     /// The `service` attribute of the items it knows: one index per kind of item, so a listing
     /// of accounts does not read what is known of every notification.
