@@ -148,7 +148,7 @@ public final class KeychainStorageClient: StorageClient, StorageClientDiagnostic
     /// them out; ``restoreMissingAccounts()`` makes them reachable again.
     ///
     /// Reads the account items' secrets and the mechanism items' paths, taking the items'
-    /// attributes from the keyring's item index where it knows them (``KeyringItemIndex``).
+    /// attributes from the keyring's item index where it knows them (see ``withoutItemIndex()``).
     public func getAllAccounts() -> [Account] {
         guard let found = diagnostics.attempt("getAllAccounts", {
             try listing([ListingSearch(attributes: ["service": service("account")], loadSecrets: true),
