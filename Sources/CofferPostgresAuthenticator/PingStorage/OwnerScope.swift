@@ -81,6 +81,7 @@ struct OwnerScope: Sendable {
     }
 
     /// Runs one statement on `connection` within a write, reading all its rows.
+    @discardableResult
     func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
         try await connection.rows(query, logger: database.logger)
     }

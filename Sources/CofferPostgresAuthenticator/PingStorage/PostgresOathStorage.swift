@@ -187,6 +187,7 @@ public final class PostgresOathStorage: OathCounterStorage, CustomReflectable {
         }
     }
 
+    @discardableResult
     private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
         do { return try await body() } catch let error as OathStorageError { throw error } catch let error as OathError { throw error } catch {
             throw OathStorageError.storageFailure("Failed to \(operation): \(error)", error)

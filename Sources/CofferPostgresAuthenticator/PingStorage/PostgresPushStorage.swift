@@ -363,6 +363,7 @@ public final class PostgresPushStorage: PushStorage, CustomReflectable {
         }
     }
 
+    @discardableResult
     private func run<R>(_ operation: String, _ body: () async throws -> R) async throws -> R {
         do { return try await body() } catch let error as PushStorageError { throw error } catch {
             throw PushStorageError.storageFailure("Failed to \(operation): \(error)", error)

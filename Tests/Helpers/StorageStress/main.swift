@@ -211,7 +211,7 @@ case "keychain-client-list-paused":
     KeychainListingFaults.afterProviderCheck.withLock {
         $0 = {
             KeychainListingFaults.afterProviderCheck.withLock { $0 = nil }  // once
-            FileManager.default.createFile(atPath: file + ".paused", contents: nil)
+            _ = FileManager.default.createFile(atPath: file + ".paused", contents: nil)
             while !FileManager.default.fileExists(atPath: file + ".go") { usleep(10_000) }
             // A restarted daemon: the first call fails on the old connection and reconnects, so
             // the listing goes on with the new daemon (what the review's gdb session saw).
