@@ -314,13 +314,23 @@ static int ask_bus(void *connection, const char *method, void *arguments, void *
     return *answer ? COFFER_SECRET_OK : static_error("the session bus gave no answer", error);
 }
 
-int coffer_secret_bus_id(void *cancellable, char **id, coffer_secret_error *error) {
-    *id = NULL;
+// The session bus (loading libsecret first), or NULL with the error set. The caller unrefs it.
+static void *session_bus(void *cancellable, coffer_secret_error *error) {
     const char *failure = coffer_secret_load();
-    if (failure) return static_error(failure, error);
+    if (failure) {
+        static_error(failure, error);
+        return NULL;
+    }
     GErrorABI *gerror = NULL;
     void *connection = api.bus_get_sync(2 /* G_BUS_TYPE_SESSION */, cancellable, &gerror);
-    if (!connection) return take_error(gerror, error);
+    if (!connection) take_error(gerror, error);
+    return connection;
+}
+
+int coffer_secret_bus_id(void *cancellable, char **id, coffer_secret_error *error) {
+    *id = NULL;
+    void *connection = session_bus(cancellable, error);
+    if (!connection) return COFFER_SECRET_ERROR;
     // org.freedesktop.DBus.GetId: the bus's own id, shared by every address it listens on (the
     // connection's GUID is the address's, and differs between two addresses of one bus).
     int status = ask_bus(connection, "GetId", NULL, cancellable, id, error);
@@ -727,11 +737,8 @@ int coffer_secret_read(const char *const *paths, size_t path_count, void *cancel
 
 int coffer_secret_provider(void *cancellable, char **id, coffer_secret_error *error) {
     *id = NULL;
-    const char *failure = coffer_secret_load();
-    if (failure) return static_error(failure, error);
-    GErrorABI *gerror = NULL;
-    void *connection = api.bus_get_sync(2 /* G_BUS_TYPE_SESSION */, cancellable, &gerror);
-    if (!connection) return take_error(gerror, error);
+    void *connection = session_bus(cancellable, error);
+    if (!connection) return COFFER_SECRET_ERROR;
     // Asked of the bus each time: a proxy's cached owner is only updated by signals, which no
     // main loop of ours delivers.
     char *bus = NULL, *owner = NULL;

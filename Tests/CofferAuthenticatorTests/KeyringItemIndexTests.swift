@@ -153,16 +153,32 @@ struct KeyringItemIndexTests {
         #expect(try await keyring.search(["service": "\(prefix).index"], loadSecrets: false).isEmpty)
     }
 
-    @Test("the provider restarts between a listing's provider question and its searches (the review held it there with gdb): the listing starts again")
-    func restartDuringListing() async throws {
-        let p = "org.coffer.tests.index.race"
-        let result = try await TestKeyring.runInOwnSession(TestKeyring.restartDaemon + """
+    /// The start of a script for ``TestKeyring/runInOwnSession(_:keyring:deadline:)``: the
+    /// shell functions `restartDaemon` and `paths UUID` (the object path of the mechanism item of
+    /// `prefix` with that id).
+    static func restartScript(_ p: String) -> String {
+        TestKeyring.restartDaemon + """
 
             paths() {
               gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
                 --method org.freedesktop.Secret.Service.SearchItems "{'service': '\(p).mechanism', 'uuid': '$1'}" \\
                 | grep -o '/org/freedesktop/secrets/collection/[a-z_0-9]*/[0-9]*'
             }
+
+            """
+    }
+
+    /// The script's `old PATH` and `new PATH` lines name one path: the restarted keyring gave a
+    /// deleted item's path to a new one, the case the test is about.
+    static func expectReusedPath(_ lines: [String], _ result: CofferProcess.Result) {
+        let old = lines.first { $0.hasPrefix("old ") }?.dropFirst(4), new = lines.first { $0.hasPrefix("new ") }?.dropFirst(4)
+        #expect(old != nil && old == new, "the restarted keyring did not give the old path to the new item: \(lines) \(result.stderr)")
+    }
+
+    @Test("the provider restarts between a listing's provider question and its searches (the review held it there with gdb): the listing starts again")
+    func restartDuringListing() async throws {
+        let p = "org.coffer.tests.index.race"
+        let result = try await TestKeyring.runInOwnSession(Self.restartScript(p) + """
             "$STRESS" keychain-client-add \(p) Issuer alice a0 totp || exit 10
             "$STRESS" keychain-client-list \(p) > /dev/null
             "$STRESS" keychain-client-add \(p) Issuer carol c0 totp || exit 11
@@ -181,8 +197,7 @@ struct KeyringItemIndexTests {
             cat "$SCRATCH/listed"
             """, keyring: true)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        let old = lines.first { $0.hasPrefix("old ") }?.dropFirst(4), new = lines.first { $0.hasPrefix("new ") }?.dropFirst(4)
-        #expect(old != nil && old == new, "the restarted keyring did not give the old path to the new item: \(lines) \(result.stderr)")
+        Self.expectReusedPath(lines, result)
         #expect(lines.last == "accounts 2 unreadable 1", "\(lines) \(result.stderr)")
     }
 
@@ -272,13 +287,7 @@ struct KeyringItemIndexTests {
     @Test("after the provider restarts, a path it gives to a new item is not taken for the old one's")
     func pathReusedAfterRestart() async throws {
         let p = "org.coffer.tests.index.restart"
-        let result = try await TestKeyring.runInOwnSession(TestKeyring.restartDaemon + """
-
-            paths() {
-              gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
-                --method org.freedesktop.Secret.Service.SearchItems "{'service': '\(p).mechanism', 'uuid': '$1'}" \\
-                | grep -o '/org/freedesktop/secrets/collection/[a-z_0-9]*/[0-9]*'
-            }
+        let result = try await TestKeyring.runInOwnSession(Self.restartScript(p) + """
             "$STRESS" keychain-client-add \(p) Issuer alice t0 totp || exit 10
             "$STRESS" keychain-client-list \(p)
             "$STRESS" keychain-client-add \(p) Issuer alice h0 hotp || exit 11
@@ -292,8 +301,7 @@ struct KeyringItemIndexTests {
             "$STRESS" keychain-client-list \(p)
             """, keyring: true)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        let old = lines.first { $0.hasPrefix("old ") }?.dropFirst(4), new = lines.first { $0.hasPrefix("new ") }?.dropFirst(4)
-        #expect(old != nil && old == new, "the restarted keyring did not give the old path to the new item: \(lines) \(result.stderr)")
+        Self.expectReusedPath(lines, result)
         #expect(lines.last == "accounts 1 unreadable 1", "\(lines) \(result.stderr)")
     }
 }

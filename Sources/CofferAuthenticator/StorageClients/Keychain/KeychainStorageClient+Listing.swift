@@ -54,8 +54,8 @@ extension KeychainStorageClient {
             }
         }
         let present = Set(found.joined().map(\.path))
-        for (search, service) in zip(searches, searches.map { $0.attributes["service"] }) {
-            guard let service else { continue }
+        for search in searches {
+            guard let service = search.attributes["service"] else { continue }
             let gone = (indexes[service]?.attributes ?? [:]).filter { path, attributes in
                 !present.contains(path) && search.attributes.allSatisfy { attributes[$0.key] == $0.value }
             }
