@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "CofferPostgresAuthenticator", targets: ["CofferPostgresAuthenticator"]),
         .library(name: "CofferAuthMigration", targets: ["CofferAuthMigration"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "coffer-session", targets: ["coffer-session"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
@@ -183,8 +184,11 @@ let package = Package(
             dependencies: ["CofferStorage", "CofferAuthenticator", "CofferMFATransfer"],
             path: "Fuzz/Sources/FuzzHarness"
         ),
-        .executableTarget(
-            name: "coffer",
+        // The coffer tool: its commands and what they share (no product, `package` access). The
+        // OpenID Connect commands are declared here and done by `coffer-session`, so that
+        // `coffer` links no FoundationNetworking (libcurl and the 30 libraries it loads).
+        .target(
+            name: "CofferTool",
             dependencies: [
                 "CProcessHardening",
                 "CofferStorage",
@@ -193,10 +197,25 @@ let package = Package(
                 "CofferMFATransfer",
                 "CofferPostgres",
                 "CofferPostgresAuthenticator",
-                "CofferOidc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "coffer",
+            dependencies: ["CofferTool"]
+        ),
+        // What `coffer login`, `token`, `logout`, `sessions` and `doctor`'s session check run:
+        // the same commands, with the work that needs CofferOidc. Installed beside coffer
+        // (libexec/coffer/coffer-session), which replaces itself with it for those commands.
+        .executableTarget(
+            name: "coffer-session",
+            dependencies: [
+                "CofferTool",
+                "CofferOidc",
+                "CofferStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(

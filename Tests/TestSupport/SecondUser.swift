@@ -36,7 +36,7 @@ public enum SecondUser {
             environment: environment, deadline: .seconds(60))
     }
 
-    /// A copy of the built `coffer` the second user can run, wherever the clone sits: the build
+    /// A copy of the built `coffer` (and `coffer-session`) the second user can run, wherever the clone sits: the build
     /// folder may be under a directory only we can enter (a home directory, `mktemp -d`), so the
     /// binary is copied once per run into a root-owned 0755 directory in `/tmp`.
     public static func tool() throws -> URL {
@@ -50,7 +50,10 @@ public enum SecondUser {
                                                 attributes: [.posixPermissions: 0o755])
         let copy = directory.appendingPathComponent("coffer")
         try FileManager.default.copyItem(at: built, to: copy)
-        guard chmod(copy.path, 0o755) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+        // And coffer-session, which coffer runs for its session commands, beside it.
+        let helper = directory.appendingPathComponent("coffer-session")
+        try FileManager.default.copyItem(at: try CofferProcess.builtExecutable("coffer-session"), to: helper)
+        guard chmod(copy.path, 0o755) == 0, chmod(helper.path, 0o755) == 0 else { throw CocoaError(.fileWriteNoPermission) }
         atexit { _ = try? FileManager.default.removeItem(at: SecondUser.copiedToolDirectory) }
         copiedToolDirectoryBox.withLock { $0 = directory }
         return copy

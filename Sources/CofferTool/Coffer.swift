@@ -3,9 +3,10 @@ import CofferStorage
 import Logging
 
 /// The `coffer` command-line tool.
-@main
-struct Coffer: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Coffer: AsyncParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "coffer",
         abstract: "An authenticator and secret store that keeps your secrets sealed on disk.",
         discussion: """
@@ -21,9 +22,21 @@ struct Coffer: AsyncParsableCommand {
         version: CofferVersion.current,
         subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, VerifyCommand.self, ShowCommand.self, RemoveCommand.self, RenameCommand.self, TrashCommand.self, RestoreCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, LoginCommand.self, TokenCommand.self, LogoutCommand.self, SessionsCommand.self, KeyCommand.self, DoctorCommand.self, StoreCommand.self, CompletionCommand.self, ManCommand.self, ClipboardClearCommand.self])
 
-    static func main() async {
+    /// Runs the tool on this process's command line (`coffer`, and `coffer-session` with the
+    /// session commands' work in place: ``SessionCommands``).
+    package static func runFromCommandLine() async {
         ProcessHardening.start()
         LoggingSystem.bootstrap { label in EscapedLogHandler(label: label, logLevel: LogLevelOption.fromEnvironment()) }
+        // A session command goes to coffer-session before anything is parsed (its name check
+        // and its help are coffer-session's to give).
+        if SessionCommands.work == nil, SessionCommands.areNamed(in: Array(CommandLine.arguments.dropFirst())) {
+            do {
+                try SessionHelper.handOff()
+            } catch {
+                StandardStreams.note("coffer: \(error)")
+                exit(withError: (error as? CommandFailure)?.status.exitCode ?? ExitStatus.failed.exitCode)
+            }
+        }
         let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }
             .flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
         let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }

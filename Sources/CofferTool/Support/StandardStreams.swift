@@ -14,7 +14,7 @@ import Foundation
 /// silently. Here input is read up to a limit, output errors become a ``CommandFailure`` (so the
 /// command exits 1 with one line), and what `print` buffered is flushed and checked before the
 /// tool exits.
-enum StandardStreams {
+package enum StandardStreams {
     /// The most `coffer add -` reads: a few hundred URIs, or a long migration export.
     static let uriInputLimit = 4 << 20
     /// The most a secret or a stored value read from standard input may be.
@@ -31,7 +31,7 @@ enum StandardStreams {
     /// which secrets are stored, so a regular file must be trusted as Coffer's own are: every
     /// directory and link on the way yours or root's (``FileTrust/checkPath(_:)``), the file
     /// yours (or root's) and not writable by others, checked on the open descriptor.
-    static func readFile(_ path: String, limit: Int) throws -> Data {
+    package static func readFile(_ path: String, limit: Int) throws -> Data {
         do {
             try FileTrust.checkPath(path)
         } catch {
@@ -84,7 +84,7 @@ enum StandardStreams {
     }
 
     /// Writes `data` to standard output after what `print` buffered.
-    static func writeOutput(_ data: Data) throws {
+    package static func writeOutput(_ data: Data) throws {
         try flushOutput()
         do {
             try FileHandle.standardOutput.write(contentsOf: data)
@@ -123,7 +123,7 @@ enum StandardStreams {
 
     /// Writes one line to standard error, escaped as everything the tool prints is (see
     /// `Output.swift`), so it stays one line. A failure is ignored: there is nowhere left to say it.
-    static func note(_ line: String) {
+    package static func note(_ line: String) {
         try? FileHandle.standardError.write(contentsOf: Data((TerminalText.escaped(line) + "\n").utf8))
     }
 }

@@ -5,7 +5,9 @@ import CofferStorage
 import CofferAuthenticator
 
 /// Options every command that touches stored data takes.
-struct DataOptions: ParsableArguments {
+package struct DataOptions: ParsableArguments {
+    package init() {}
+
     @Option(
         name: .customLong("data-dir"),
         help: ArgumentHelp(
@@ -15,7 +17,7 @@ struct DataOptions: ParsableArguments {
     var dataDirectory: String?
 
     /// The data directory in effect.
-    var directory: URL {
+    package var directory: URL {
         if let dataDirectory { return URL(fileURLWithPath: dataDirectory, isDirectory: true) }
         if let home = ProcessInfo.processInfo.environment["COFFER_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home, isDirectory: true)
@@ -35,27 +37,27 @@ enum LogLevelOption {
 }
 
 /// An error worth one line on stderr, and its exit status (``ExitStatus``; 1 unless it says).
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
+package struct CommandFailure: Error, CustomStringConvertible {
+    package let description: String
     /// The exit status: ``ExitStatus/failed`` unless the failure is one scripts tell apart.
-    let status: ExitStatus
-    init(_ message: String, status: ExitStatus = .failed) {
+    package let status: ExitStatus
+    package init(_ message: String, status: ExitStatus = .failed) {
         description = message
         self.status = status
     }
 
     /// Nothing matched `query` (exit status 2).
-    static func noMatch(_ message: String) -> CommandFailure { CommandFailure(message, status: .noMatch) }
+    package static func noMatch(_ message: String) -> CommandFailure { CommandFailure(message, status: .noMatch) }
     /// Several accounts matched where one was needed (exit status 3).
-    static func ambiguous(_ message: String) -> CommandFailure { CommandFailure(message, status: .ambiguous) }
+    package static func ambiguous(_ message: String) -> CommandFailure { CommandFailure(message, status: .ambiguous) }
     /// The command line does not go together (exit status 64), said in one line.
-    static func usage(_ message: String) -> CommandFailure { CommandFailure(message, status: .usage) }
+    package static func usage(_ message: String) -> CommandFailure { CommandFailure(message, status: .usage) }
 }
 
 extension ParsableCommand {
     /// Runs `body`, turning any error into one line on stderr (`coffer: message`) and the exit
     /// status of its kind (``ExitStatus/of(_:)``).
-    func reportingErrors(_ body: () async throws -> Void) async throws {
+    package func reportingErrors(_ body: () async throws -> Void) async throws {
         do {
             try await CommandServices.running(body)
         } catch let error as any ExitCodeConvertible & Error {

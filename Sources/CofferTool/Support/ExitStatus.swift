@@ -5,7 +5,7 @@ import Foundation
 
 /// How a command ended, as its exit status. One table for every command, the README's
 /// "Exit status" section; scripts tell "nothing matched" from "the keyring is not there" by it.
-enum ExitStatus: Int32, CaseIterable {
+package enum ExitStatus: Int32, CaseIterable {
     /// Done.
     case done = 0
     /// Failed: what the line on standard error says.
@@ -27,7 +27,7 @@ enum ExitStatus: Int32, CaseIterable {
     /// quietly, as SIGPIPE (128 + 13) ends other tools.
     case readerGone = 141
 
-    var exitCode: ExitCode { ExitCode(rawValue) }
+    package var exitCode: ExitCode { ExitCode(rawValue) }
 
     /// Its name in a word or two, as `--help` and the README's table begin its meaning.
     var label: String {

@@ -1,13 +1,10 @@
 import CofferOidc
 import CofferStorage
+import CofferTool
 import Foundation
-
-/// Where the named OpenID Connect sessions are: `<data-dir>/sessions`.
-extension DataOptions {
-    func sessions() throws -> OidcSessions {
-        try OidcSessions(directory: directory.appendingPathComponent("sessions", isDirectory: true))
-    }
-}
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The tool's words and statuses for what signing in and refreshing can throw.
 enum SessionFailure {

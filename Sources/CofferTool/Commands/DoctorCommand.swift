@@ -4,8 +4,10 @@ import Foundation
 import CofferStorage
 
 /// `coffer doctor`: what works here, and why not.
-struct DoctorCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct DoctorCommand: AsyncParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Check what works on this machine: keyring, data directory, key store, database, PostgreSQL, sessions.",
         discussion: """
@@ -24,9 +26,14 @@ struct DoctorCommand: AsyncParsableCommand {
         discussion: "A mechanism whose account is gone cannot be listed or removed, and blocks adding the account again."))
     var repair = false
 
-    enum Outcome: String { case ok, note, fail = "FAIL" }
+    /// How a check came out.
+    package enum Outcome: String { case ok, note, fail = "FAIL" }
 
-    func run() async throws {
+    package func run() async throws {
+        // The sessions are checked by coffer-session: where there are any, it does the whole
+        // check (before any line is printed here).
+        let sessions = SessionCommands.directory(in: data)
+        if SessionCommands.work == nil, FileManager.default.fileExists(atPath: sessions.path) { try SessionHelper.handOff() }
         // The PostgreSQL check starts a connection pool: it runs in this command's task group.
         try await CommandServices.running { try await check() }
     }
@@ -131,7 +138,8 @@ struct DoctorCommand: AsyncParsableCommand {
         checkLibrarySearchPath(report)
         checkKeyringAccounts(report)
         checkPostgres(report)
-        await checkSessions(report)
+        let sessions = SessionCommands.directory(in: data)
+        if FileManager.default.fileExists(atPath: sessions.path) { await SessionCommands.work?.checkSessions(in: sessions, report) }
         if failed { throw ExitCode.failure }
     }
 

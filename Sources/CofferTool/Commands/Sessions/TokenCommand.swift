@@ -1,11 +1,12 @@
 import ArgumentParser
-import CofferOidc
 import CofferStorage
 import Foundation
 
 /// `coffer token`: a valid access token of a session, for scripts.
-struct TokenCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct TokenCommand: SessionCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print a valid access token of a session, refreshing it first when it expires soon.",
         discussion: """
@@ -23,36 +24,19 @@ struct TokenCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: "The session's name.")
-    var name: String
+    package var name: String
 
     @Option(help: ArgumentHelp("Refresh first when the token expires within this many seconds.", valueName: "seconds"))
-    var minValid: Int64 = 60
+    package var minValid: Int64 = 60
 
     @Flag(help: "Print JSON: the token with its type, scopes and expiry.")
-    var json = false
+    package var json = false
 
-    @OptionGroup var options: DataOptions
+    @OptionGroup package var options: DataOptions
 
-    func validate() throws {
+    package func validate() throws {
         guard (0...86_400).contains(minValid) else { throw ValidationError("--min-valid takes 0 to 86400 seconds") }
     }
 
-    func run() async throws {
-        try await reportingErrors {
-            let token: Token
-            do {
-                token = try await options.sessions().token(name, minValid: minValid)
-            } catch {
-                throw SessionFailure.of(error)
-            }
-            if json {
-                var object: [String: Any] = ["access_token": token.accessToken, "token_type": token.tokenType ?? "Bearer"]
-                if let scope = token.scope { object["scope"] = scope }
-                if token.hasKnownExpiry { object["expires_at"] = token.expiresAt }
-                try StandardStreams.writeOutput(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) + Data("\n".utf8))
-            } else {
-                try StandardStreams.writeOutput(Data((token.accessToken + "\n").utf8))
-            }
-        }
-    }
+    package func run() async throws { try await SessionCommands.here().run(self) }
 }
