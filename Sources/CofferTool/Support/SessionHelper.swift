@@ -33,7 +33,7 @@ enum SessionHelper {
         let candidates = candidates(beside: binary)
         guard let path = candidates.first(where: { access($0, F_OK) == 0 }) else {
             throw CommandFailure("\(name), which does coffer's session commands, is not installed beside \(binary) "
-                + "(looked for \(candidates.joined(separator: " and "))); install coffer again")
+                + "(looked for \(candidates.joined(separator: " and "))); install coffer again (in a clone: swift build --product coffer-session)")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard TrustedSearchPath.isTrustedDirectory(directory), TrustedSearchPath.isTrustedExecutable(path) else {
