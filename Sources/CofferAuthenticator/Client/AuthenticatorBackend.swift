@@ -81,12 +81,16 @@ public enum AuthenticatorBackend: String, CaseIterable, Sendable {
     ///   - passphrase: Answers when the SQLite store's key is kept under a passphrase.
     ///   - trashDays: How long the SQLite store's trash keeps an entry.
     ///   - postgres: Opens the PostgreSQL store (`CofferPostgres`); required for ``postgres``.
+    ///   - connections: How the SQLite store connects to its file: a pool (the default), or one
+    ///     connection for a short-lived process (``SQLiteStorageClient/Connections``).
     public func open(directory: URL, logger: Logger = Logger(label: "org.coffer.authenticator"),
                      tpmPIN: (@Sendable () async throws -> String)? = nil, passphrase: (@Sendable () async throws -> String)? = nil,
-                     trashDays: Int = 30, postgres: (() throws -> any StorageClient)? = nil) throws -> AuthenticatorStore {
+                     trashDays: Int = 30, postgres: (() throws -> any StorageClient)? = nil,
+                     connections: SQLiteStorageClient.Connections = .pool) throws -> AuthenticatorStore {
         switch self {
         case .sqlite:
-            let storage = try DefaultAuthenticatorStorage.open(directory: directory, logger: logger, tpmPIN: tpmPIN, passphrase: passphrase)
+            let storage = try DefaultAuthenticatorStorage.open(directory: directory, logger: logger, tpmPIN: tpmPIN, passphrase: passphrase,
+                                                               connections: connections)
             return AuthenticatorStore(sqlite: storage, directory: directory, trashDays: trashDays)
         case .keychain:
             return AuthenticatorStore(storage: try KeychainStorageClient.make(logger: logger))

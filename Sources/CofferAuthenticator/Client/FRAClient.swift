@@ -178,9 +178,12 @@ public enum DefaultAuthenticatorStorage {
     ///   - logger: Receives the key store choice and warnings.
     ///   - tpmPIN: Answers when the key is sealed by the TPM with a PIN.
     ///   - passphrase: Answers when the key is under a passphrase.
+    ///   - connections: A pool (the default), or one connection for a short-lived process
+    ///     (``SQLiteStorageClient/Connections``).
     public static func open(
         directory: URL? = nil, logger: Logger = Logger(label: "org.coffer.authenticator"),
-        tpmPIN: (@Sendable () async throws -> String)? = nil, passphrase: (@Sendable () async throws -> String)? = nil
+        tpmPIN: (@Sendable () async throws -> String)? = nil, passphrase: (@Sendable () async throws -> String)? = nil,
+        connections: SQLiteStorageClient.Connections = .pool
     ) throws -> SQLiteStorageClient {
         let directory = directory ?? DataDirectory.default
         // A key move killed halfway is finished (or rolled back) before the key is used, so no
@@ -214,7 +217,7 @@ public enum DefaultAuthenticatorStorage {
                                                       passphrase: passphrase)
         let client = try SQLiteStorageClient(
             path: databaseURL(in: directory).path,
-            encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger)
+            encryptor: AESGCMEncryptor(keyAlias: keyAlias, keyStore: keyStore), logger: logger, connections: connections)
         client.keep(hold)
         return client
     }

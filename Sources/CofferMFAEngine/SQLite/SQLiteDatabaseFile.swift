@@ -15,30 +15,62 @@ package enum SQLiteDatabaseFile {
     /// The pool on the file at `path`, migrated by `migrator`.
     package static func open(path: String, migrator: DatabaseMigrator) throws -> DatabasePool {
         try createPrivately(path)
+        return try openingAlone(path) {
+            // A file that is not Coffer's must not be touched, and opening a pool writes to a
+            // database: unless its header shows one of Coffer's own (the common case, which
+            // then skips a connection), it is inspected read-only first.
+            if !isKnownCofferDatabase(path, migrator: migrator) {
+                var inspecting = Configuration()
+                inspecting.readonly = true
+                inspecting.busyMode = .timeout(10)
+                try DatabaseQueue(path: path, configuration: inspecting).read { try checkOwnership($0, path: path, migrator: migrator) }
+            }
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try pool.read { try checkOwnership($0, path: path, migrator: migrator) }
+            try migrator.migrate(pool)
+            try markHeader(pool, version: Int32(migrator.migrations.count))
+            return pool
+        }
+    }
+
+    /// One connection to the file at `path` (GRDB's `DatabaseQueue`), migrated by `migrator`:
+    /// for a short-lived process, such as a command of the tool.
+    ///
+    /// A pool writes at every open (GRDB makes sure SQLite's WAL file is there and not empty,
+    /// with a transaction, so that its read-only readers can open it), and SQLite then syncs
+    /// that transaction and copies it back into the file at the last close: four syncs and a
+    /// rewritten header for a process that only reads. One connection needs no such write. A
+    /// file that is already one of Coffer's databases (``isKnownCofferDatabase(_:migrator:)``)
+    /// is opened so, and a process that only reads it leaves it byte for byte as it was; any
+    /// other file (a new one, one to inspect) is opened as ``open(path:migrator:)`` opens it.
+    package static func openSingleConnection(path: String, migrator: DatabaseMigrator) throws -> any DatabaseWriter {
+        try createPrivately(path)
+        guard isKnownCofferDatabase(path, migrator: migrator) else { return try open(path: path, migrator: migrator) }
+        return try openingAlone(path) {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.read { try checkOwnership($0, path: path, migrator: migrator) }
+            try migrator.migrate(queue)
+            try markHeader(queue, version: Int32(migrator.migrations.count))
+            return queue
+        }
+    }
+
+    /// Every connection's settings: a 10-second busy timeout so processes can share the file,
+    /// foreign keys on.
+    private static var configuration: Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
-        // Opening switches a new file to WAL and runs migrations; processes opening one new file
-        // at once would otherwise get "database is locked" (that switch ignores the busy
-        // timeout). One open at a time, across processes.
-        let opening = FileLock(path: path + ".open-lock")
+        return configuration
+    }
+
+    /// Runs `body`, which opens the file at `path`, with no other process opening it: opening
+    /// switches a new file to WAL and runs migrations, and processes opening one new file at
+    /// once would otherwise get "database is locked" (that switch ignores the busy timeout).
+    /// A file that is not a database, or is damaged, is a typed error that names it.
+    private static func openingAlone<Opened>(_ path: String, _ body: () throws -> Opened) throws -> Opened {
         do {
-            return try opening.withExclusiveLock {
-                // A file that is not Coffer's must not be touched, and opening a pool writes to a
-                // database: unless its header shows one of Coffer's own (the common case, which
-                // then skips a connection), it is inspected read-only first.
-                if !isKnownCofferDatabase(path, migrator: migrator) {
-                    var inspecting = Configuration()
-                    inspecting.readonly = true
-                    inspecting.busyMode = .timeout(10)
-                    try DatabaseQueue(path: path, configuration: inspecting).read { try checkOwnership($0, path: path, migrator: migrator) }
-                }
-                let pool = try DatabasePool(path: path, configuration: configuration)
-                try pool.read { try checkOwnership($0, path: path, migrator: migrator) }
-                try migrator.migrate(pool)
-                try markHeader(pool, version: Int32(migrator.migrations.count))
-                return pool
-            }
+            return try FileLock(path: path + ".open-lock").withExclusiveLock(body)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
             throw StorageError.corrupted(location: path, reason: "it is not a SQLite database, or it is damaged (SQLite says: \(error.message ?? "\(error.resultCode)"))")
         }

@@ -118,7 +118,8 @@ package struct DoctorCommand: AsyncParsableCommand {
         let database = DefaultAuthenticatorStorage.databaseURL(in: directory)
         if FileManager.default.fileExists(atPath: database.path) {
             do {
-                let client = try DefaultAuthenticatorStorage.open(directory: directory, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask)
+                let client = try DefaultAuthenticatorStorage.open(directory: directory, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask,
+                                                                  connections: .single)
                 let integrity = try client.integrityCheck()
                 if integrity == ["ok"] {
                     report(.ok, "database", "\(database.path) passes PRAGMA integrity_check")

@@ -283,7 +283,7 @@ struct KeyCommand: AsyncParsableCommand {
                         // The store must open with the moved key before anything is removed.
                         let check = try SQLiteStorageClient(
                             path: DefaultAuthenticatorStorage.databaseURL(in: directory).path,
-                            encryptor: AESGCMEncryptor(keyAlias: DefaultAuthenticatorStorage.keyAlias, keyStore: copy))
+                            encryptor: AESGCMEncryptor(keyAlias: DefaultAuthenticatorStorage.keyAlias, keyStore: copy), connections: .single)
                         if let problem = check.keyProblem {
                             throw CommandFailure("the copied key does not open the store (\((problem as? LocalizedError)?.errorDescription ?? "\(problem)")); "
                                 + "the copy was removed and the store still uses the key where it was")

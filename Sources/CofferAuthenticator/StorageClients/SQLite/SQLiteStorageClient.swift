@@ -31,7 +31,7 @@ import Synchronization
 public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics, Sendable {
     /// The database file.
     public let path: String
-    let database: DatabasePool
+    let database: any DatabaseWriter
     let sealer: FieldSealer
     let diagnostics: ClientDiagnostics
     /// Whether the key opens the store's key check: not known until something needs it (see
@@ -59,7 +59,9 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
     ///   - encryptor: Seals secrets field by field, for example
     ///     `AESGCMEncryptor(keyAlias:keyStore:)` or `SecuredKeyEncryptor()`.
     ///   - logger: Receives a line for every failure (without secrets).
-    public init(path: String, encryptor: any Encryptor, logger: Logger = Logger(label: "org.coffer.authenticator.sqlite")) throws {
+    ///   - connections: A pool (the default), or one connection for a short-lived process.
+    public init(path: String, encryptor: any Encryptor, logger: Logger = Logger(label: "org.coffer.authenticator.sqlite"),
+                connections: Connections = .pool) throws {
         self.path = path
         self.encryptor = encryptor
         // Everything but the first key check seals only under a key that exists: a key that
@@ -67,7 +69,10 @@ public final class SQLiteStorageClient: StorageClient, StorageClientDiagnostics,
         // replaced by a new one.
         self.sealer = FieldSealer(encryptor: Self.sealingOnlyUnderExistingKeys(encryptor))
         self.diagnostics = ClientDiagnostics(logger: logger, store: path)
-        database = try SQLiteDatabaseFile.open(path: path, migrator: SQLiteSchema.migrator)
+        switch connections {
+        case .pool: database = try SQLiteDatabaseFile.open(path: path, migrator: SQLiteSchema.migrator)
+        case .single: database = try SQLiteDatabaseFile.openSingleConnection(path: path, migrator: SQLiteSchema.migrator)
+        }
         keyState = Mutex(.unchecked)
     }
 

@@ -99,14 +99,16 @@ struct AuthenticatorOptions: ParsableArguments {
             if (try? DefaultAuthenticatorStorage.recordedKeyLocation(in: data.directory)) == .tpm { TPMNetworkWarning.warnIfNetwork() }
         }
         do {
+            // One connection: a command is a short-lived process (nothing written to open it).
             return try backend.open(directory: data.directory, logger: logger, tpmPIN: TPMPIN.ask, passphrase: KeyPassphrase.ask,
-                                    trashDays: trashDays) { try PostgresBackend.open(directory: data.directory, logger: logger) }
+                                    trashDays: trashDays, postgres: { try PostgresBackend.open(directory: data.directory, logger: logger) },
+                                    connections: .single)
         } catch KeyStoreSelection.SelectionError.keyringRequired(let keyring) {
             let failure = CommandFailure(KeyringAdvice.unreachable(keyring), status: ExitStatus.of(keyring))
             let path = DefaultAuthenticatorStorage.databaseURL(in: data.directory).path
             guard keyless, FileManager.default.fileExists(atPath: path) else { throw failure }
             let storage = try SQLiteStorageClient(path: path, encryptor: UnreachableKey(reason: KeyringUnreachable(advice: failure.description)),
-                                                  logger: logger)
+                                                  logger: logger, connections: .single)
             return AuthenticatorStore(sqlite: storage, directory: data.directory, trashDays: trashDays)
         }
     }
