@@ -32,8 +32,11 @@ extension DoctorCommand {
                 ?? "under the storage key derived from the owner hierarchy"
             let described = "\(DefaultAuthenticatorStorage.keyAlias), \(pcrs), \(sealing.hasPIN ? "PIN" : "no PIN"), \(parent)"
             do {
-                try await store.checkSealedHere(for: DefaultAuthenticatorStorage.keyAlias)
-                report(.ok, "TPM key", described)
+                if try await store.checkSealedHere(for: DefaultAuthenticatorStorage.keyAlias) {
+                    report(.ok, "TPM key", described)
+                } else {
+                    report(.fail, "TPM key", "\(described): the sealed key file was removed while doctor read it")
+                }
             } catch {
                 report(.fail, "TPM key", "\(described): \(error.localizedDescription)")
             }

@@ -64,7 +64,7 @@ struct ManCommand: AsyncParsableCommand {
             do {
                 try PrivateFile.write(Data(page.rendered(version: CofferVersion.current).utf8), to: path, readableByEveryone: true)
             } catch {
-                let reason = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+                let reason = error.errorDescription ?? "\(error)"
                 throw CommandFailure("\(reason.replacingOccurrences(of: " Nothing was changed.", with: "")) (\(index) of \(pages.count) pages were written before)")
             }
         }
