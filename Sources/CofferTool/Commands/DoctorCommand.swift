@@ -30,15 +30,24 @@ package struct DoctorCommand: AsyncParsableCommand {
     package enum Outcome: String { case ok, note, fail = "FAIL" }
 
     package func run() async throws {
-        // The sessions are checked by coffer-session: where there are any, it does the whole
-        // check (before any line is printed here).
-        let sessions = SessionCommands.directory(in: data)
-        if SessionCommands.work == nil, FileManager.default.fileExists(atPath: sessions.path) { try SessionHelper.handOff() }
+        // The sessions are checked by coffer-session: where there are any (or a link in their
+        // place), it does the whole check (before any line is printed here). When it cannot be
+        // run, every other check still is, and the sessions' line says why.
+        var handOffProblem: String?
+        if SessionCommands.work == nil, Self.isPresent(SessionCommands.directory(in: data)) {
+            do { try SessionHelper.handOff() } catch { handOffProblem = "\(error)" }
+        }
         // The PostgreSQL check starts a connection pool: it runs in this command's task group.
-        try await CommandServices.running { try await check() }
+        try await CommandServices.running { try await check(handOffProblem: handOffProblem) }
     }
 
-    private func check() async throws {
+    /// Whether something is at `url`, a dangling link included.
+    private static func isPresent(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0
+    }
+
+    private func check(handOffProblem: String?) async throws {
         var failed = false
         func report(_ outcome: Outcome, _ check: String, _ detail: String) {
             if outcome == .fail { failed = true }
@@ -140,7 +149,11 @@ package struct DoctorCommand: AsyncParsableCommand {
         checkKeyringAccounts(report)
         checkPostgres(report)
         let sessions = SessionCommands.directory(in: data)
-        if FileManager.default.fileExists(atPath: sessions.path) { await SessionCommands.work?.checkSessions(in: sessions, report) }
+        if let handOffProblem {
+            report(.fail, "sessions", "cannot be checked: \(handOffProblem)")
+        } else if Self.isPresent(sessions) {
+            await SessionCommands.work?.checkSessions(in: sessions, report)
+        }
         if failed { throw ExitCode.failure }
     }
 

@@ -75,8 +75,45 @@ struct SessionHelperAttackTests {
                                                 attributes: [.posixPermissions: 0o700])
         let withSessions = try await CofferProcess.run(executable: coffer, ["doctor"], environment: ["COFFER_HOME": home.path],
                                                        removing: ["DBUS_SESSION_BUS_ADDRESS"])
-        #expect(withSessions.status == 1 && withSessions.stdout.isEmpty && withSessions.stderr.contains("coffer-session"),
+        // doctor is what one runs when the install is broken: every other check still runs.
+        #expect(withSessions.status == 1 && withSessions.stdout.contains("data directory")
+                && withSessions.stdout.contains("FAIL  sessions: cannot be checked: coffer-session"),
                 "\(withSessions.stdout) \(withSessions.stderr)")
+    }
+
+    @Test("a coffer-session that is a link is refused, even to the real one: what runs is the file checked")
+    func link() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let coffer = try Self.toolCopy(in: directory, helper: false)
+        // The real coffer-session, root's, in a directory others can write to (where it could be
+        // swapped between the check and the exec), reached through a link beside coffer.
+        let elsewhere = directory.appending("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        #expect(chmod(elsewhere.path, 0o777) == 0)
+        try FileManager.default.copyItem(at: try CofferProcess.builtExecutable("coffer-session"), to: elsewhere.appendingPathComponent("coffer-session"))
+        try FileManager.default.createSymbolicLink(at: coffer.deletingLastPathComponent().appendingPathComponent("coffer-session"),
+                                                   withDestinationURL: elsewhere.appendingPathComponent("coffer-session"))
+        let listed = try await Self.sessions(coffer, in: directory)
+        #expect(listed.status == 1 && listed.stderr.contains("it is a symbolic link"), "\(listed.stdout) \(listed.stderr)")
+    }
+
+    @Test("a first candidate that exists but cannot be used (a dangling link, a link to itself) is refused, not passed over")
+    func noFallThrough() async throws {
+        for dangling in [true, false] {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let coffer = try Self.toolCopy(in: directory, helper: false)
+            let marker = directory.appending("fallback-ran").path
+            try writeExecutable("#!/bin/sh\ntouch '\(marker)'\n", at: coffer.deletingLastPathComponent().appendingPathComponent("coffer-session"))
+            let libexec = directory.appending("libexec/coffer")
+            try FileManager.default.createDirectory(at: libexec, withIntermediateDirectories: true)
+            let first = libexec.appendingPathComponent("coffer-session")
+            try FileManager.default.createSymbolicLink(atPath: first.path, withDestinationPath: dangling ? directory.appending("not-yet").path : "coffer-session")
+            let listed = try await Self.sessions(coffer, in: directory)
+            #expect(listed.status == 1 && listed.stderr.contains("Coffer will not run \(first.path)"), "\(listed.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: marker), "the second candidate ran")
+        }
     }
 
     @Test("a coffer-session others can write to, or in a directory others can write to, is refused and never run")
