@@ -20,6 +20,15 @@ struct SessionHelperAttackTests {
         return bin.appendingPathComponent("coffer")
     }
 
+    /// A script that leaves a mark when run, planted as `coffer-session` beside `coffer`; its
+    /// path and the mark's.
+    private static func plant(beside coffer: URL, in directory: TemporaryDirectory) throws -> (planted: URL, marker: String) {
+        let marker = directory.appending("planted-ran").path
+        let planted = coffer.deletingLastPathComponent().appendingPathComponent("coffer-session")
+        try writeExecutable("#!/bin/sh\ntouch '\(marker)'\n", at: planted)
+        return (planted, marker)
+    }
+
     private static func sessions(_ coffer: URL, in directory: TemporaryDirectory, workingDirectory: URL? = nil,
                                  path: String = "/usr/bin:/bin") async throws -> CofferProcess.Result {
         let home = directory.appending("home").path
@@ -104,8 +113,7 @@ struct SessionHelperAttackTests {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
             let coffer = try Self.toolCopy(in: directory, helper: false)
-            let marker = directory.appending("fallback-ran").path
-            try writeExecutable("#!/bin/sh\ntouch '\(marker)'\n", at: coffer.deletingLastPathComponent().appendingPathComponent("coffer-session"))
+            let (_, marker) = try Self.plant(beside: coffer, in: directory)
             let libexec = directory.appending("libexec/coffer")
             try FileManager.default.createDirectory(at: libexec, withIntermediateDirectories: true)
             let first = libexec.appendingPathComponent("coffer-session")
@@ -122,9 +130,7 @@ struct SessionHelperAttackTests {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
             let coffer = try Self.toolCopy(in: directory, helper: false)
-            let marker = directory.appending("planted-ran").path
-            let planted = coffer.deletingLastPathComponent().appendingPathComponent("coffer-session")
-            try writeExecutable("#!/bin/sh\ntouch '\(marker)'\n", at: planted)
+            let (planted, marker) = try Self.plant(beside: coffer, in: directory)
             #expect(chmod(openFile ? planted.path : coffer.deletingLastPathComponent().path, 0o777) == 0)
             let listed = try await Self.sessions(coffer, in: directory)
             #expect(listed.status == 1 && listed.stderr.contains("Coffer will not run \(planted.path)"), "\(listed.stderr)")
@@ -138,9 +144,7 @@ struct SessionHelperAttackTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let coffer = try Self.toolCopy(in: directory, helper: false)
-        let marker = directory.appending("planted-ran").path
-        let planted = coffer.deletingLastPathComponent().appendingPathComponent("coffer-session")
-        try writeExecutable("#!/bin/sh\ntouch '\(marker)'\n", at: planted)
+        let (planted, marker) = try Self.plant(beside: coffer, in: directory)
         let other = try #require(SecondUser.identity)
         #expect(chown(planted.path, other.uid, other.gid) == 0 && chmod(planted.path, 0o755) == 0)
         let listed = try await Self.sessions(coffer, in: directory)
