@@ -27,26 +27,26 @@ package struct Coffer: AsyncParsableCommand {
     package static func runFromCommandLine() async {
         ProcessHardening.start()
         LoggingSystem.bootstrap { label in EscapedLogHandler(label: label, logLevel: LogLevelOption.fromEnvironment()) }
+        let typed = Array(CommandLine.arguments.dropFirst())
         // A session command goes to coffer-session before anything is parsed (its name check
         // and its help are coffer-session's to give).
-        if SessionCommands.work == nil, SessionCommands.areNamed(in: Array(CommandLine.arguments.dropFirst())) {
+        if SessionCommands.work == nil, SessionCommands.areNamed(in: typed) {
             do {
                 try SessionHelper.handOff()
             } catch {
                 StandardStreams.note("coffer: \(error)")
-                exit(withError: (error as? CommandFailure)?.status.exitCode ?? ExitStatus.failed.exitCode)
+                exit(withError: error.status.exitCode)
             }
         }
         let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }
             .flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
         let hidden = configuration.subcommands.filter { !$0.configuration.shouldDisplay }.map { $0._commandName }
-        if let typed = CommandLine.arguments.dropFirst().first, !hidden.contains(typed),
-           let message = CommandSuggestion.message(for: typed, commands: commands) {
+        if let first = typed.first, !hidden.contains(first),
+           let message = CommandSuggestion.message(for: first, commands: commands) {
             StandardStreams.note("coffer: \(message)")
             exit(withError: ExitStatus.usage.exitCode)
         }
         // `coffer help NAME` for a command there is not: a usage error, not the tool's help.
-        let typed = Array(CommandLine.arguments.dropFirst())
         if typed.count >= 2, typed[0] == "help", !typed[1].hasPrefix("-"), !commands.contains(typed[1]) {
             StandardStreams.note("coffer: there is no command '\(typed[1])' (see coffer --help)")
             exit(withError: ExitStatus.usage.exitCode)

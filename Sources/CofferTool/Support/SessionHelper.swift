@@ -28,7 +28,7 @@ enum SessionHelper {
     /// Replaces this process with `coffer-session`, with the same arguments and environment.
     /// Returns only by throwing: none is installed, the one found is not safe to run, or it
     /// cannot be started.
-    static func handOff() throws -> Never {
+    static func handOff() throws(CommandFailure) -> Never {
         guard let binary = Subprocess.runningBinary else {
             throw CommandFailure("cannot tell where coffer is installed (/proc/self/exe), so cannot find \(name) beside it")
         }
@@ -47,8 +47,7 @@ enum SessionHelper {
                 throw refusal(path, "its directory or one above it is not yours or root's, or others can write to it")
             }
             var info = stat()
-            guard fstat(descriptor, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFREG),
-                  info.st_uid == geteuid() || info.st_uid == 0, UInt32(info.st_mode) & 0o022 == 0, UInt32(info.st_mode) & 0o111 != 0 else {
+            guard fstat(descriptor, &info) == 0, TrustedSearchPath.isOwnedClosedFile(info), UInt32(info.st_mode) & 0o111 != 0 else {
                 throw refusal(path, "it is not an executable file of yours or root's that only its owner can write")
             }
             fexecve(descriptor, CommandLine.unsafeArgv, environ)

@@ -24,8 +24,12 @@ enum TrustedSearchPath {
     /// write to.
     static func isTrustedExecutable(_ path: String) -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFREG) else { return false }
-        return isOwnedAndClosed(info) && access(path, X_OK) == 0
+        return stat(path, &info) == 0 && isOwnedClosedFile(info) && access(path, X_OK) == 0
+    }
+
+    /// Whether `info` is a regular file's that root or you own and nobody else can write to.
+    static func isOwnedClosedFile(_ info: stat) -> Bool {
+        UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFREG) && isOwnedAndClosed(info)
     }
 
     private static func isOwnedAndClosed(_ info: stat) -> Bool {
