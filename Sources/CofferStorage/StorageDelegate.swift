@@ -198,9 +198,11 @@ open class StorageDelegate<T: Codable & Sendable>: Storage, ExclusiveSection, Cu
 
     /// Runs `body` holding the lock; then publishes what memory knows for lock-free `get`s.
     private func withLock<R>(writing: Bool = false, _ body: () async throws -> R) async rethrows -> R {
+        // Only `.cache` ever publishes a value; under any other strategy there is nothing to clear.
+        guard cacheStrategy == .cache else { return try await lock.withLock(body) }
         if writing { publish(nil) }
         return try await lock.withLock {
-            defer { publish(cacheStrategy == .cache ? memory.known : nil) }
+            defer { publish(memory.known) }
             return try await body()
         }
     }

@@ -107,6 +107,19 @@ struct KeyStoreTests {
         await #expect(throws: KeyStoreError.self) { try await store.createKey(for: "") }
     }
 
+    @Test("file key store: the file names of existing key files are pinned (a changed escape would lose them)")
+    func aliasFileNamesPinned() throws {
+        let store = FileKeyStore(directory: URL(fileURLWithPath: "/nonexistent/keys"))
+        let expected = [
+            "com.example.v1.KEYS": "com.example.v1.KEYS.key", "a/b": "a%2Fb.key", "a%2Fb": "a%252Fb.key",
+            "..": "%2E..key", ".hidden": "%2Ehidden.key", "a b": "a%20b.key", "ü": "%C3%BC.key", "a:b": "a%3Ab.key",
+            "Z_9-x": "Z_9-x.key", "\u{7F}~": "%7F%7E.key",
+        ]
+        for (alias, name) in expected {
+            #expect(try store.fileURL(for: alias).lastPathComponent == name, "\(alias)")
+        }
+    }
+
     @Test("file key store: a damaged key file is reported and never overwritten")
     func corruptedKeyFile() async throws {
         let directory = TemporaryDirectory()

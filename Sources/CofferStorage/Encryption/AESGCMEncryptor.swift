@@ -44,20 +44,31 @@ public struct AESGCMEncryptor: Encryptor {
     }
 
     public func encrypt(data: Data) async throws -> Data {
+        let key: VersionedKey
         do {
-            let key: VersionedKey
             if let primary = try await keyStore.primaryKey(for: keyAlias) {
                 key = primary
             } else {
                 guard createsKey else { throw EnvelopeError.noKeyToSealWith(alias: keyAlias) }
                 key = try await keyStore.createKey(for: keyAlias)
             }
-            let header = SealedEnvelope.header(keyID: key.id)
-            let box = try AES.GCM.seal(data, using: key.key, nonce: AES.GCM.Nonce(), authenticating: header)
-            return SealedEnvelope(keyID: key.id, nonce: Data(box.nonce), ciphertext: box.ciphertext, tag: box.tag)
-                .serialized
         } catch {
             throw EncryptorError.failedToEncrypt(cause: error)
+        }
+        return try Self.seal(data, with: key)
+    }
+
+    /// `data` in an envelope sealed under `key`, with a fresh random nonce.
+    static func seal(_ data: Data, with key: VersionedKey) throws(EncryptorError) -> Data {
+        do {
+            let header = SealedEnvelope.header(keyID: key.id)
+            let box = try AES.GCM.seal(data, using: key.key, nonce: AES.GCM.Nonce(), authenticating: header)
+            // AES-GCM's combined form (nonce, ciphertext, tag) is the envelope's body, after the
+            // header it authenticated; a 96-bit nonce, as here, always has one.
+            let body = box.combined ?? Data(box.nonce) + box.ciphertext + box.tag
+            return SealedEnvelope.serialized(header: header, body: body)
+        } catch {
+            throw .failedToEncrypt(cause: error)
         }
     }
 

@@ -15,14 +15,16 @@ public enum IdentityBinding {
 
     /// Wraps `payload` with `identity`.
     public static func wrap(_ payload: Data, identity: String) throws(StorageError) -> Data {
-        let name = Data(identity.utf8)
-        guard name.count <= Int(UInt16.max) else {
+        var name = identity
+        let length = name.utf8.count
+        guard length <= Int(UInt16.max) else {
             throw .invalidName(String(identity.prefix(64)) + "…", reason: "it is longer than 65535 bytes")
         }
-        var data = Data(magic)
-        data.append(UInt8(name.count >> 8))
-        data.append(UInt8(name.count & 0xFF))
-        data.append(name)
+        var data = Data(capacity: magic.count + 2 + length + payload.count)
+        data.append(contentsOf: magic)
+        data.append(UInt8(length >> 8))
+        data.append(UInt8(length & 0xFF))
+        name.withUTF8 { data.append($0) }
         data.append(payload)
         return data
     }

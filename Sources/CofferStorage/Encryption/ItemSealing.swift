@@ -24,11 +24,15 @@ enum ItemSealing: Sendable {
     ) async throws -> Data {
         let json = try ValueCoding.encode(value)
         guard case .sealed(let encryptor) = self else { return json }
-        if let keyed = encryptor as? any KeyAwareEncryptor, try await !keyed.hasPrimaryKey(),
-           let existing = try await stored(), let missing = try await keyed.missingKey(of: existing) {
-            throw StorageError.keyMissing(location: location, keyAlias: missing.alias, keyID: missing.id)
+        let bound = try IdentityBinding.wrap(json, identity: identity)
+        if let keyed = encryptor as? any KeyAwareEncryptor {
+            // One key lookup when there is a key (every save but the first): sealed under it.
+            if let sealed = try await keyed.encryptUnderExistingKey(data: bound) { return sealed }
+            if let existing = try await stored(), let missing = try await keyed.missingKey(of: existing) {
+                throw StorageError.keyMissing(location: location, keyAlias: missing.alias, keyID: missing.id)
+            }
         }
-        return try await encryptor.encrypt(data: IdentityBinding.wrap(json, identity: identity))
+        return try await encryptor.encrypt(data: bound)
     }
 
     /// The value stored in `data`, checked against `identity`. `location` names the item in
@@ -66,6 +70,10 @@ enum ItemSealing: Sendable {
 protocol KeyAwareEncryptor: Encryptor {
     /// Whether the key store holds a key that seals new data.
     func hasPrimaryKey() async throws -> Bool
+    /// `data` sealed as ``Encryptor/encrypt(data:)`` seals it, but `nil` instead of making a key
+    /// when the key store holds none: one key lookup where `hasPrimaryKey()` and `encrypt(data:)`
+    /// would make two.
+    func encryptUnderExistingKey(data: Data) async throws -> Data?
     /// The key `sealed` names when the key store does not hold it; `nil` when it does, or when
     /// `sealed` is not an envelope at all (damaged data holds no key to lose).
     func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)?
@@ -81,6 +89,16 @@ extension AESGCMEncryptor: KeyAwareEncryptor {
         }
     }
 
+    func encryptUnderExistingKey(data: Data) async throws -> Data? {
+        let primary: VersionedKey?
+        do {
+            primary = try await keyStore.primaryKey(for: keyAlias)
+        } catch {
+            throw EncryptorError.failedToEncrypt(cause: error)
+        }
+        return try primary.map { try Self.seal(data, with: $0) }
+    }
+
     func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)? {
         guard let id = try? Self.keyID(of: sealed) else { return nil }
         do {
@@ -93,5 +111,6 @@ extension AESGCMEncryptor: KeyAwareEncryptor {
 
 extension SecuredKeyEncryptor: KeyAwareEncryptor {
     func hasPrimaryKey() async throws -> Bool { try await sealer.hasPrimaryKey() }
+    func encryptUnderExistingKey(data: Data) async throws -> Data? { try await sealer.encryptUnderExistingKey(data: data) }
     func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)? { try await sealer.missingKey(of: sealed) }
 }

@@ -76,24 +76,38 @@ public struct SealedEnvelope: Sendable, Equatable {
 
     /// The authenticated header: magic, version and key id.
     public var header: Data {
-        var data = Data(Self.magic)
-        data.append(version)
-        withUnsafeBytes(of: keyID.bigEndian) { data.append(contentsOf: $0) }
-        return data
+        Self.header(version: version, keyID: keyID)
     }
 
     /// The header for a given key id in the current format, as sealing needs it before the rest
     /// of the envelope exists.
     public static func header(keyID: UInt32) -> Data {
-        SealedEnvelope(keyID: keyID, nonce: Data(), ciphertext: Data(), tag: Data()).header
+        header(version: currentVersion, keyID: keyID)
+    }
+
+    private static func header(version: UInt8, keyID: UInt32) -> Data {
+        var data = Data(capacity: headerSize)
+        data.append(contentsOf: magic)
+        data.append(version)
+        withUnsafeBytes(of: keyID.bigEndian) { data.append(contentsOf: $0) }
+        return data
     }
 
     /// The envelope as bytes.
     public var serialized: Data {
-        var data = header
-        data.append(nonce)
-        data.append(ciphertext)
-        data.append(tag)
+        var body = Data(capacity: nonce.count + ciphertext.count + tag.count)
+        body.append(nonce)
+        body.append(ciphertext)
+        body.append(tag)
+        return Self.serialized(header: header, body: body)
+    }
+
+    /// An envelope's bytes from its header and its body (nonce, ciphertext and tag, in AES-GCM's
+    /// combined form), in one allocation.
+    static func serialized(header: Data, body: Data) -> Data {
+        var data = Data(capacity: header.count + body.count)
+        data.append(header)
+        data.append(body)
         return data
     }
 }

@@ -18,6 +18,13 @@ package final class AsyncLock: Sendable {
 
     /// Waits until the lock is free and takes it.
     package func lock() async {
+        // Free: taken at once, without a continuation (the common case, and a cached get's path).
+        // Held: the lock is handed over in arrival order (see `unlock()`).
+        if state.withLock({ state in
+            guard !state.isLocked else { return false }
+            state.isLocked = true
+            return true
+        }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { state -> Bool in
                 if state.isLocked {
@@ -46,6 +53,11 @@ package final class AsyncLock: Sendable {
             return waiter
         }
         next?.resume()
+    }
+
+    /// How many tasks wait for the lock now (for tests that need to know a waiter queued).
+    package var waitingCount: Int {
+        state.withLock { $0.waiters.count - $0.head }
     }
 
     /// Runs `body` while holding the lock.

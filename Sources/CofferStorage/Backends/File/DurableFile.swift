@@ -32,6 +32,7 @@ struct DurableFile: Sendable {
     let directory: URL
     let directoryPath: String
     let lockPath: String
+    let lock: FileLock
     let temporaryPath: String
     /// What the file (and its directory) must satisfy before it is used.
     let requirement: FileTrust.Requirement
@@ -47,6 +48,7 @@ struct DurableFile: Sendable {
         self.directoryPath = directory.path
         // isDirectory: false, or Foundation looks at the disk to decide.
         self.lockPath = directory.appendingPathComponent(".\(url.lastPathComponent).lock", isDirectory: false).path
+        self.lock = FileLock(path: lockPath)
         self.temporaryPath = directory.appendingPathComponent(".\(url.lastPathComponent).tmp", isDirectory: false).path
     }
 
@@ -122,6 +124,6 @@ struct DurableFile: Sendable {
 
     private func exclusively<R>(_ body: () throws -> R) throws -> R {
         try FileTrust.prepareDirectory(atPath: directoryPath)
-        return try FileLock(path: lockPath).withExclusiveLock(body)
+        return try lock.withExclusiveLock(body)
     }
 }

@@ -18,10 +18,13 @@ import Synchronization
 public struct FileLock: Sendable {
     /// The lock file.
     public let path: String
+    /// The directory that holds it, checked before each use.
+    private let directoryPath: String
 
     /// A lock on the file at `path` (created 0600 on first use).
     public init(path: String) {
         self.path = path
+        self.directoryPath = FileTrust.parentDirectory(of: path)
     }
 
     /// Runs `body` holding the lock exclusively, blocking the thread until it is free.
@@ -110,7 +113,7 @@ public struct FileLock: Sendable {
     /// Opens (creating 0600) and checks the lock file; `nil` for a shared lock that cannot be
     /// created (a read-only directory or medium).
     private func openChecked(_ mode: Int32) throws -> Int32? {
-        try FileTrust.checkExistingDirectory(FileTrust.parentDirectory(of: path))
+        try FileTrust.checkExistingDirectory(directoryPath)
         // O_NOFOLLOW: a symbolic link planted here must not make Coffer create or lock a file
         // elsewhere. The lock file is checked like any other: yours, not writable by others.
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)

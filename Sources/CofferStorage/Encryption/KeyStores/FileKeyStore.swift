@@ -15,6 +15,8 @@ import Synchronization
 public struct FileKeyStore: KeyRingStore {
     /// The directory that holds the key files.
     public let directory: URL
+    /// `directory`'s path, worked out once: every seal looks its key file up.
+    private let directoryPath: String
     /// Key rings already read, by alias, with the identity of the file they came from; shared by
     /// copies of this value.
     private let cache = KeyRingCache()
@@ -22,6 +24,7 @@ public struct FileKeyStore: KeyRingStore {
     /// Creates a key store in `directory`. The directory is created (0700) when the first key is.
     public init(directory: URL) {
         self.directory = directory
+        self.directoryPath = directory.path
     }
 
     /// A key store in Coffer's default data directory, under `keys/`.
@@ -93,14 +96,21 @@ public struct FileKeyStore: KeyRingStore {
 
     /// `alias` with every byte but letters, digits, `_`, `-` and non-leading `.` written as `%XX`.
     static func escapedName(for alias: String) -> String {
-        var name = ""
+        let hex = Array("0123456789ABCDEF".utf8)
+        var name: [UInt8] = []
+        name.reserveCapacity(alias.utf8.count)
         for (index, byte) in alias.utf8.enumerated() {
-            let character = Character(Unicode.Scalar(byte))
-            let plain = byte < 0x80 && (character.isLetter || character.isNumber || character == "_" || character == "-"
-                || (character == "." && index > 0))
-            name += plain ? String(character) : String(format: "%%%02X", byte)
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                name.append(byte)
+            case UInt8(ascii: ".") where index > 0:
+                name.append(byte)
+            default:
+                name += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
         }
-        return name
+        return String(decoding: name, as: UTF8.self)
     }
 
     /// The alias's key ring. A ring read before is served from memory while its file is the same
@@ -110,7 +120,7 @@ public struct FileKeyStore: KeyRingStore {
     /// another process's rotation (a new file, renamed into place) is seen on the next call.
     private func read(_ alias: String) throws -> KeyRing? {
         let stamp: FileStamp?
-        switch FileStamp.of(directory.path + "/" + (try Self.checkedFileName(for: alias))) {
+        switch FileStamp.of(directoryPath + "/" + (try Self.checkedFileName(for: alias))) {
         case .missing:
             cache[alias] = nil
             return nil
