@@ -93,39 +93,32 @@ public final class SQLiteOathStorage: OathCounterStorage {
             // A cancelled listing ends the stream, and batches handed on after that are dropped:
             // never a short list as if it were the whole one.
             try Task.checkCancellation()
+            // Each credential is copied once, into the list, and its secret set where it lies.
             var credentials: [OathCredential] = []
-            credentials.reserveCapacity(opened.reduce(0) { $0 + $1.credentials.count })
+            credentials.reserveCapacity(opened.reduce(0) { $0 + $1.listing.credentials.count })
             for batch in opened {
-                for failure in batch.unreadable {
+                for failure in batch.listing.unreadable {
                     logger.w("Skipped an OATH credential row that cannot be read (\(failure.id))", error: failure)
                 }
-                for (id, error) in batch.unopened {
-                    logger.w("Skipped an OATH credential whose secret does not open (\(id))", error: error)
+                for (index, secret) in batch.secrets.enumerated() {
+                    switch secret {
+                    case .success(let text):
+                        credentials.append(batch.listing.credentials[index])
+                        credentials[credentials.count - 1].secretKey = text
+                    case .failure(let error):
+                        logger.w("Skipped an OATH credential whose secret does not open (\(batch.listing.credentials[index].id))", error: error)
+                    }
                 }
-                credentials += batch.credentials
             }
             return credentials
         }
     }
 
-    /// Opens the secrets of a batch and sets each on its credential. The identities each
-    /// secret is bound to are worked out here, beside the opens, not on the reader: they cost
-    /// as much as decoding the rows.
+    /// Opens the secrets of a batch. The identities each secret is bound to are worked out
+    /// here, beside the opens, not on the reader: they cost as much as decoding the rows.
     private func open(_ listing: Listing) async -> OpenedBatch {
-        let fields = zip(listing.sealed, listing.credentials).map { (sealed: $0, field: $1.sealedSecretIdentity) }
-        var batch = OpenedBatch(number: listing.number, unreadable: listing.unreadable)
-        batch.credentials.reserveCapacity(listing.credentials.count)
-        for (credential, secret) in zip(listing.credentials, await sealer.opening(fields)) {
-            switch secret {
-            case .success(let text):
-                var credential = credential
-                credential.secretKey = text
-                batch.credentials.append(credential)
-            case .failure(let error):
-                batch.unopened.append((credential.id, error))
-            }
-        }
-        return batch
+        let fields = listing.credentials.indices.map { (sealed: listing.sealed[$0], field: listing.credentials[$0].sealedSecretIdentity) }
+        return OpenedBatch(number: listing.number, listing: listing, secrets: await sealer.opening(fields))
     }
 
     /// Reads every row in listing order in one cursor pass (a cursor decodes each row in
@@ -283,14 +276,12 @@ private struct Listing: Sendable {
     }
 }
 
-/// A batch of a listing once opened: its credentials with their secrets, in order, and what
-/// was skipped.
+/// A batch of a listing once opened: the batch as read, and each credential's secret (or why
+/// it did not open), in the same order.
 private struct OpenedBatch: Sendable {
     let number: Int
-    var credentials: [OathCredential] = []
-    let unreadable: [UnreadableRow]
-    /// Credentials whose secret did not open, and why.
-    var unopened: [(id: String, error: any Error)] = []
+    let listing: Listing
+    let secrets: [Result<String, any Error>]
 }
 
 /// A row a listing could not read, and why.
