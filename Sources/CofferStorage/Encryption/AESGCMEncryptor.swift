@@ -44,14 +44,11 @@ public struct AESGCMEncryptor: Encryptor {
     }
 
     public func encrypt(data: Data) async throws -> Data {
+        if let sealed = try await encryptUnderExistingKey(data: data) { return sealed }
         let key: VersionedKey
         do {
-            if let primary = try await keyStore.primaryKey(for: keyAlias) {
-                key = primary
-            } else {
-                guard createsKey else { throw EnvelopeError.noKeyToSealWith(alias: keyAlias) }
-                key = try await keyStore.createKey(for: keyAlias)
-            }
+            guard createsKey else { throw EnvelopeError.noKeyToSealWith(alias: keyAlias) }
+            key = try await keyStore.createKey(for: keyAlias)
         } catch {
             throw EncryptorError.failedToEncrypt(cause: error)
         }

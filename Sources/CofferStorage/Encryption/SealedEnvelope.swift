@@ -95,11 +95,12 @@ public struct SealedEnvelope: Sendable, Equatable {
 
     /// The envelope as bytes.
     public var serialized: Data {
-        var body = Data(capacity: nonce.count + ciphertext.count + tag.count)
-        body.append(nonce)
-        body.append(ciphertext)
-        body.append(tag)
-        return Self.serialized(header: header, body: body)
+        var data = Data(capacity: Self.headerSize + nonce.count + ciphertext.count + tag.count)
+        data.append(header)
+        data.append(nonce)
+        data.append(ciphertext)
+        data.append(tag)
+        return data
     }
 
     /// An envelope's bytes from its header and its body (nonce, ciphertext and tag, in AES-GCM's
