@@ -13,14 +13,20 @@ enum ItemSealing: Sendable {
         self = encryptor is NoEncryptor ? .plain : .sealed(encryptor)
     }
 
-    /// The bytes to store for `value`, which will replace what `stored` returns.
+    /// The bytes to store for `value`.
     ///
-    /// When the encryptor's key store has no key yet, sealing would create one. If the value
-    /// stored now is sealed under a key the store no longer holds (its key file was deleted or
-    /// not restored), that would lose the value and leave data under two keys: this throws
+    /// When the encryptor's key store has no key for its alias, sealing would make one. If a value
+    /// is stored sealed under the alias (`sealedUnder` finds it: the value being replaced, or
+    /// another one the backend knows), its key went missing (a key file deleted or not
+    /// restored), and a new key would strand it and leave data under two keys: this throws
     /// ``StorageError/keyMissing(location:keyAlias:keyID:)`` instead, sealing nothing.
+    ///
+    /// A key is made only after a look that found no key and no such value. The key store is
+    /// looked at again once such a value is found (another writer may have just made the first
+    /// key, which is then used), but never a key made then: a key file moved away and back
+    /// during one save cannot end in a second key.
     func seal<T: Encodable>(
-        _ value: T, identity: String, location: String, replacing stored: () async throws -> Data?
+        _ value: T, identity: String, sealedUnder: (_ keyAlias: String) async throws -> SealedValue?
     ) async throws -> Data {
         let json = try ValueCoding.encode(value)
         guard case .sealed(let encryptor) = self else { return json }
@@ -28,8 +34,9 @@ enum ItemSealing: Sendable {
         if let keyed = encryptor as? any KeyAwareEncryptor {
             // One key lookup when there is a key (every save but the first): sealed under it.
             if let sealed = try await keyed.encryptUnderExistingKey(data: bound) { return sealed }
-            if let existing = try await stored(), let missing = try await keyed.missingKey(of: existing) {
-                throw StorageError.keyMissing(location: location, keyAlias: missing.alias, keyID: missing.id)
+            if let stranded = try await sealedUnder(keyed.keyAlias) {
+                if let sealed = try await keyed.encryptUnderExistingKey(data: bound) { return sealed }
+                throw StorageError.keyMissing(location: stranded.location, keyAlias: keyed.keyAlias, keyID: stranded.keyID)
             }
         }
         return try await encryptor.encrypt(data: bound)
@@ -65,6 +72,23 @@ enum ItemSealing: Sendable {
     }
 }
 
+/// A stored value sealed in an envelope, and the key id its header names: what a first key made
+/// for its alias would strand.
+struct SealedValue: Sendable, Equatable {
+    /// Where it is, as errors name it.
+    var location: String
+    /// The key that sealed it.
+    var keyID: UInt32
+
+    /// `data` as a sealed value at `location`; `nil` when there is no data or it is not an
+    /// envelope (damaged data holds no key to lose).
+    init?(_ data: Data?, at location: String) {
+        guard let data, let id = try? AESGCMEncryptor.keyID(of: data) else { return nil }
+        self.location = location
+        self.keyID = id
+    }
+}
+
 /// An encryptor whose keys live in a ``KeyStore`` it can ask: built-in ``AESGCMEncryptor`` and
 /// ``SecuredKeyEncryptor``. Lets a backend tell "no key yet" from "the key is gone".
 protocol KeyAwareEncryptor: Encryptor {
@@ -74,9 +98,8 @@ protocol KeyAwareEncryptor: Encryptor {
     /// when the key store holds none: one key lookup where `hasPrimaryKey()` and `encrypt(data:)`
     /// would make two.
     func encryptUnderExistingKey(data: Data) async throws -> Data?
-    /// The key `sealed` names when the key store does not hold it; `nil` when it does, or when
-    /// `sealed` is not an envelope at all (damaged data holds no key to lose).
-    func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)?
+    /// The alias whose keys seal.
+    var keyAlias: String { get }
 }
 
 extension AESGCMEncryptor: KeyAwareEncryptor {
@@ -98,19 +121,9 @@ extension AESGCMEncryptor: KeyAwareEncryptor {
         }
         return try primary.map { try Self.seal(data, with: $0) }
     }
-
-    func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)? {
-        guard let id = try? Self.keyID(of: sealed) else { return nil }
-        do {
-            return try await keyStore.key(for: keyAlias, id: id) == nil ? (keyAlias, id) : nil
-        } catch {
-            throw EncryptorError.failedToEncrypt(cause: error)
-        }
-    }
 }
 
 extension SecuredKeyEncryptor: KeyAwareEncryptor {
     func hasPrimaryKey() async throws -> Bool { try await sealer.hasPrimaryKey() }
     func encryptUnderExistingKey(data: Data) async throws -> Data? { try await sealer.encryptUnderExistingKey(data: data) }
-    func missingKey(of sealed: Data) async throws -> (alias: String, id: UInt32)? { try await sealer.missingKey(of: sealed) }
 }

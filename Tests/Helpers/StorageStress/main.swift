@@ -2,6 +2,7 @@
 // several processes or to use the keyring from a D-Bus session of its own.
 //
 //   coffer-stress write DIR NAME WRITER COUNT      saves COUNT self-checking values to a file store
+//                                                 (`%p` in NAME: the pid; COFFER_STRESS_KEY_ALIAS: the key alias)
 //   coffer-stress read  DIR NAME COUNT             reads COUNT times, checks every value
 //   coffer-stress keychain-write ACCOUNT COUNT     saves COUNT values to a keyring item; prints errors
 //   coffer-stress keychain-get ACCOUNT TIMEOUT_MS  one keyring read; prints "ok", "nil" or the error
@@ -121,7 +122,11 @@ case "cookie-receive":
     }
 case "write", "read":
     guard arguments.count >= 4, let count = Int(arguments.last!) else { fail([usage]) }
-    let storage = EncryptedFileStorage<String>(fileName: arguments[2], directory: URL(fileURLWithPath: arguments[1]))
+    // `%p` in the file name stands for this process's id (siblings sharing one key alias, which
+    // COFFER_STRESS_KEY_ALIAS names; the file name by default).
+    let storage = EncryptedFileStorage<String>(fileName: arguments[2].replacingOccurrences(of: "%p", with: String(getpid())),
+                                               keyAlias: ProcessInfo.processInfo.environment["COFFER_STRESS_KEY_ALIAS"],
+                                               directory: URL(fileURLWithPath: arguments[1]))
     var problems: [String] = []
     for round in 0..<count {
         do {

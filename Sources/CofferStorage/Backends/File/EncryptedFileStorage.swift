@@ -20,6 +20,8 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
     public let fileURL: URL
     /// The encryptor that seals the file; use it to rotate the key.
     public let encryptor: AESGCMEncryptor
+    /// The file item, for ``rotateKey()``'s look at what a first key would strand.
+    private let item: FileItem<T>
 
     /// Creates an encrypted-file storage.
     ///
@@ -51,6 +53,7 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
         let item = FileItem<T>(directory: directory, fileName: fileName, sealing: .sealed(encryptor))
         self.fileURL = item.file.url
         self.encryptor = encryptor
+        self.item = item
         super.init(delegate: item, cacheStrategy: cacheStrategy, logger: logger)
     }
 
@@ -80,12 +83,12 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
     /// opens; the next ``StorageDelegate/save(item:)`` seals it under the new key.
     ///
     /// - Throws: ``StorageError/keyMissing(location:keyAlias:keyID:)`` when the key store holds
-    ///   no key but the file is sealed under one: a "rotation" would start a second key.
+    ///   no key but the file, or another file in its directory sealed under the same alias, is
+    ///   sealed under one: a "rotation" would start a second key.
     @discardableResult
     public func rotateKey() async throws -> UInt32 {
-        if try await !encryptor.hasPrimaryKey(), let stored = try DurableFile(url: fileURL).read(),
-           let missing = try await encryptor.missingKey(of: stored) {
-            throw StorageError.keyMissing(location: fileURL.path, keyAlias: missing.alias, keyID: missing.id)
+        if try await !encryptor.hasPrimaryKey(), let stranded = try item.sealedValue(under: encryptor.keyAlias) {
+            throw StorageError.keyMissing(location: stranded.location, keyAlias: encryptor.keyAlias, keyID: stranded.keyID)
         }
         return try await encryptor.rotateKey()
     }

@@ -2,20 +2,50 @@ import Foundation
 
 /// The storage behind ``FileStorage`` and ``EncryptedFileStorage``: one value in one
 /// ``DurableFile``, as JSON, optionally bound to its file name and sealed (see ``ItemSealing``).
+///
+/// A file sealed under a key alias is listed in the directory's ``SealedFileRegistry`` for the
+/// alias before its first write, so that a sibling sharing the alias never makes a new key while
+/// this file is sealed under the missing one.
 struct FileItem<T: Codable & Sendable>: Storage {
     let file: DurableFile
     let name: String
     let sealing: ItemSealing
+    /// The files sealed under the encryptor's key alias here; `nil` when nothing is sealed or the
+    /// encryptor's keys cannot be looked at.
+    let registry: SealedFileRegistry?
+    private let registered = RegistrationMark()
 
     init(directory: URL, fileName: String, sealing: ItemSealing) {
         self.file = DurableFile(url: directory.appendingPathComponent(fileName))
         self.name = fileName
         self.sealing = sealing
+        if case .sealed(let encryptor) = sealing, let keyed = encryptor as? any KeyAwareEncryptor {
+            registry = SealedFileRegistry(directory: directory, keyAlias: keyed.keyAlias)
+        } else {
+            registry = nil
+        }
     }
 
     func save(item: T) async throws {
         try checkName()
-        try file.write(try await sealing.seal(item, identity: name, location: file.path, replacing: { try file.read() }))
+        let data = try await sealing.seal(item, identity: name, sealedUnder: sealedValue(under:))
+        if let registry, !registered.isSet {
+            try registry.register(name)
+            registered.set()
+        }
+        try file.write(data)
+    }
+
+    /// This file's value if it is sealed, else the first other file the registry names that is:
+    /// what a first key for `keyAlias` would strand.
+    func sealedValue(under keyAlias: String) throws -> SealedValue? {
+        if let own = SealedValue(try file.read(), at: file.path) { return own }
+        guard let registry else { return nil }
+        for sibling in try registry.names() where sibling != name {
+            let other = DurableFile(url: registry.directory.appendingPathComponent(sibling, isDirectory: false))
+            if let sealed = SealedValue(try other.read(), at: other.path) { return sealed }
+        }
+        return nil
     }
 
     func get() async throws -> T? {

@@ -98,8 +98,9 @@ struct KeychainItem<T: Codable & Sendable>: Storage {
 
     func save(item: T) async throws {
         try checkNames()
-        let secret = try await sealing.seal(item, identity: identity, location: location, replacing: {
-            try await secretService.search(attributes, loadAttributes: false, loadLabels: false).first?.secret
+        let secret = try await sealing.seal(item, identity: identity, sealedUnder: { _ in
+            SealedValue(try await secretService.search(attributes, loadAttributes: false, loadLabels: false).first?.secret,
+                        at: location)
         })
         let contentType = if case .plain = sealing { "application/json" } else { "application/octet-stream" }
         try await secretService.store(secret, attributes: attributes, label: label, contentType: contentType)
