@@ -258,7 +258,7 @@ let package = Package(
         // The engine and the commons beside their own vectors and rules.
         .testTarget(
             name: "CofferMFAEngineTests",
-            dependencies: ["CofferMFAEngine", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CofferMFAEngine", "CofferStorage", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "CofferMFACommonsTests",

@@ -28,9 +28,11 @@ package struct FieldSealer: Sendable {
         try SyncBridge.run { [self] in try await sealing(fields) }
     }
 
-    /// Opens many fields with one trip to the encryptor. Each field succeeds or fails on its
-    /// own, so one damaged field does not hide the others.
+    /// Opens many fields with one trip to the encryptor, or none when it holds every key they
+    /// need already. Each field succeeds or fails on its own, so one damaged field does not hide
+    /// the others.
     package func open(_ fields: [(sealed: Data, field: String)]) -> [Result<String, any Error>] {
+        if let opened = openedUnderKnownKeys(fields) { return opened }
         do {
             return try SyncBridge.run { [self] in await opening(fields) }
         } catch {
@@ -56,20 +58,43 @@ package struct FieldSealer: Sendable {
             do {
                 let bound: Data
                 do { bound = try await encryptor.decrypt(data: field.sealed) } catch { throw StorageError.decryptionFailed(location: field.field, cause: error) }
-                let plain = try IdentityBinding.unwrap(bound, identity: field.field, location: field.field)
-                guard let text = String(data: plain, encoding: .utf8) else {
-                    throw StorageError.corrupted(location: field.field, reason: "the opened field is not UTF-8 text")
-                }
-                results.append(.success(text))
+                results.append(.success(try Self.text(bound, field: field.field)))
             } catch {
                 results.append(.failure(error))
             }
         }
         return results
     }
+
+    /// The fields opened without suspending, as ``opening(_:)`` opens them; `nil` when a key one
+    /// of them needs has not been fetched yet (or the encryptor cannot say).
+    private func openedUnderKnownKeys(_ fields: [(sealed: Data, field: String)]) -> [Result<String, any Error>]? {
+        guard let known = encryptor as? any KnownKeyOpening else { return nil }
+        var results: [Result<String, any Error>] = []
+        results.reserveCapacity(fields.count)
+        for field in fields {
+            do {
+                let bound: Data?
+                do { bound = try known.decryptUnderKnownKey(data: field.sealed) } catch { throw StorageError.decryptionFailed(location: field.field, cause: error) }
+                guard let bound else { return nil }
+                results.append(.success(try Self.text(bound, field: field.field)))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return results
+    }
+
+    /// An opened field's text, checked against the field it must belong to.
+    private static func text(_ bound: Data, field: String) throws -> String {
+        let plain = try IdentityBinding.unwrap(bound, identity: field, location: field)
+        guard let text = String(data: plain, encoding: .utf8) else {
+            throw StorageError.corrupted(location: field, reason: "the opened field is not UTF-8 text")
+        }
+        return text
+    }
 }
 
-/// Fields opened together, by field name.
 package struct OpenedFields {
     private var results: [String: Result<String, any Error>] = [:]
 

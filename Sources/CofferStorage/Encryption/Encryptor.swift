@@ -35,3 +35,21 @@ public struct NoEncryptor: Encryptor {
     /// Returns `data` unchanged.
     public func decrypt(data: Data) async throws -> Data { data }
 }
+
+/// An encryptor that can open data without suspending when it already holds the key that
+/// sealed it: ``AESGCMEncryptor`` and ``SecuredKeyEncryptor``. Synchronous callers (the
+/// `StorageClient` protocol) open through it and go to the async ``Encryptor/decrypt(data:)``
+/// only for a key not fetched yet.
+package protocol KnownKeyOpening: Encryptor {
+    /// `data` opened, or `nil` when opening it needs a key not fetched yet. Throws as
+    /// ``Encryptor/decrypt(data:)`` throws for data that does not open.
+    func decryptUnderKnownKey(data: Data) throws(EncryptorError) -> Data?
+}
+
+extension AESGCMEncryptor: KnownKeyOpening {}
+
+extension SecuredKeyEncryptor: KnownKeyOpening {
+    package func decryptUnderKnownKey(data: Data) throws(EncryptorError) -> Data? {
+        try sealer.decryptUnderKnownKey(data: data)
+    }
+}
