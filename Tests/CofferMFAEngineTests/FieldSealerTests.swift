@@ -67,8 +67,8 @@ struct FieldSealerTests {
         let second = try writer.seal("two", for: "y")
         #expect(try counting.decryptUnderKnownKey(data: second) == nil, "key 2 not fetched by this reader")
         #expect(reader.open([(first, "x"), (second, "y")]).map(Self.outcome) == ["ok one", "ok two"])
-        #expect(counting.asyncOpens.withLock { $0 } == 3, "the whole batch went the async way once")
+        #expect(counting.asyncOpens.withLock { $0 } == 2, "the batch went the async way, which asked the encryptor for the new key only")
         #expect(reader.open([(first, "x"), (second, "y")]).map(Self.outcome) == ["ok one", "ok two"])
-        #expect(counting.asyncOpens.withLock { $0 } == 3, "then both keys are known")
+        #expect(counting.asyncOpens.withLock { $0 } == 2, "then both keys are known")
     }
 }

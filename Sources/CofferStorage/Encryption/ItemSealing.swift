@@ -42,6 +42,17 @@ enum ItemSealing: Sendable {
         return try await encryptor.encrypt(data: bound)
     }
 
+    /// The bytes to store for `value` when no key has to be made for them: plain JSON, sealed
+    /// by an encryptor whose keys cannot be looked at, or sealed under the existing key; `nil`
+    /// when the key store has no key yet (then ``seal(_:identity:sealedUnder:)`` decides).
+    func sealUnderExistingKey<T: Encodable>(_ value: T, identity: String) async throws -> Data? {
+        let json = try ValueCoding.encode(value)
+        guard case .sealed(let encryptor) = self else { return json }
+        let bound = try IdentityBinding.wrap(json, identity: identity)
+        guard let keyed = encryptor as? any KeyAwareEncryptor else { return try await encryptor.encrypt(data: bound) }
+        return try await keyed.encryptUnderExistingKey(data: bound)
+    }
+
     /// The value stored in `data`, checked against `identity`. `location` names the item in
     /// errors.
     ///
@@ -80,10 +91,11 @@ struct SealedValue: Sendable, Equatable {
     /// The key that sealed it.
     var keyID: UInt32
 
-    /// `data` as a sealed value at `location`; `nil` when there is no data or it is not an
-    /// envelope (damaged data holds no key to lose).
+    /// `data` (an envelope, or its first ``SealedEnvelope/minimumSize`` bytes) as a sealed value
+    /// at `location`; `nil` when there is no data or it is not an envelope (damaged data holds no
+    /// key to lose).
     init?(_ data: Data?, at location: String) {
-        guard let data, let id = try? AESGCMEncryptor.keyID(of: data) else { return nil }
+        guard let data, let id = try? SealedEnvelope.keyID(checking: data) else { return nil }
         self.location = location
         self.keyID = id
     }

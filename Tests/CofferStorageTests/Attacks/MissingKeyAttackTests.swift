@@ -154,7 +154,7 @@ struct MissingKeyAttackTests {
         try await storage("cookies").save(item: Secret(value: "beside"))
         #expect(try await storage("tokens").get() == Secret(value: "the only copy"))
         #expect(try await storage("cookies").get() == Secret(value: "beside"))
-        #expect(try SealedFileRegistry(directory: directory.url, keyAlias: "k").names() == ["tokens", "cookies"])
+        #expect(try SealedFileRegistry(directory: directory.url, keyAlias: "k").names() == ["cookies", "tokens"])
     }
 
     @Test("with the key truly lost and the values sealed under it deleted, a new first key is made")
@@ -201,7 +201,7 @@ struct MissingKeyAttackTests {
         try await EncryptedFileStorage<Secret>(fileName: "elsewhere", keyAlias: "k", directory: outside.url,
                                                keyStore: FileKeyStore(directory: outside.appending("keys"))).save(item: Secret(value: "x"))
         let escape = "../" + outside.url.lastPathComponent + "/elsewhere"
-        try JSONEncoder().encode([escape, ".hidden", ""]).write(to: registry.file.url)
+        try JSONEncoder().encode([escape: 0.0, ".hidden": 0, "": 0]).write(to: registry.file.url)
         #expect(try registry.names().isEmpty)
         try await EncryptedFileStorage<Secret>(fileName: "t", keyAlias: "k", directory: directory.url, keyStore: keys).save(item: Secret(value: "t"))
 
@@ -255,5 +255,190 @@ struct MissingKeyAttackTests {
                 #expect(value != nil, "round \(round): \(name)")
             }
         }
+    }
+
+    /// A ``FileKeyStore`` that runs `afterCreate` once it has made a key, before the save that
+    /// asked for it goes on: the moment a first save holds a new key but has written nothing.
+    final class HookKeyStore: KeyStore {
+        let inner: FileKeyStore
+        let afterCreate: @Sendable () async throws -> Void
+        init(inner: FileKeyStore, afterCreate: @escaping @Sendable () async throws -> Void) {
+            self.inner = inner
+            self.afterCreate = afterCreate
+        }
+        func primaryKey(for alias: String) async throws -> VersionedKey? { try await inner.primaryKey(for: alias) }
+        func key(for alias: String, id: UInt32) async throws -> VersionedKey? { try await inner.key(for: alias, id: id) }
+        func createKey(for alias: String) async throws -> VersionedKey {
+            let key = try await inner.createKey(for: alias)
+            try await afterCreate()
+            return key
+        }
+        func rotateKey(for alias: String) async throws -> VersionedKey { try await inner.rotateKey(for: alias) }
+        func deleteKeys(for alias: String) async throws { try await inner.deleteKeys(for: alias) }
+    }
+
+    @Test("a sibling's first save while another first save holds its new key, the key file moved away and back: it waits, then uses that key",
+          arguments: ["moved back", "deleted"])
+    func siblingDuringFirstSave(_ fate: String) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let keyFile = keys.appendingPathComponent("k.key").path
+        let aside = directory.appending("k.aside").path
+        @Sendable func plain(_ name: String) -> EncryptedFileStorage<Secret> {
+            EncryptedFileStorage(fileName: name, keyAlias: "k", directory: directory.url, keyStore: FileKeyStore(directory: keys))
+        }
+        let sibling = Mutex<Task<Void, any Error>?>(nil)
+        let hook = HookKeyStore(inner: FileKeyStore(directory: keys)) {
+            rename(keyFile, aside)
+            sibling.withLock { $0 = Task { try await plain("b").save(item: Secret(value: "b")) } }
+            try await Task.sleep(for: .milliseconds(200))
+            if fate == "moved back" { rename(aside, keyFile) } else { unlink(aside) }
+        }
+        try await EncryptedFileStorage<Secret>(fileName: "a", keyAlias: "k", directory: directory.url, keyStore: hook)
+            .save(item: Secret(value: "a"))
+        let outcome = await sibling.withLock { $0! }.result
+        if fate == "moved back" {
+            try outcome.get()
+            #expect(try await plain("a").get() == Secret(value: "a"))
+            #expect(try await plain("b").get() == Secret(value: "b"), "b was sealed under the first save's key")
+            #expect(try await FileKeyStore(directory: keys).keyRing(for: "k")?.keys.count == 1)
+        } else {
+            #expect(throws: StorageError.self) { try outcome.get() }
+            #expect(!FileManager.default.fileExists(atPath: keyFile), "no second key")
+            #expect(!FileManager.default.fileExists(atPath: directory.appending("b").path))
+        }
+    }
+
+    @Test("two first saves per fresh directory while a thread moves the key file to and fro: every saved value opens")
+    func firstSavesWhileKeyMoves() async throws {
+        final class Mover: Sendable {
+            let stop = Atomic(false)
+        }
+        var lost: [String] = []
+        for round in 0..<60 {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let keys = directory.appending("keys")
+            let keyPath = keys.appendingPathComponent("k.key").path
+            let awayPath = directory.appending("k.away").path
+            let mover = Mover()
+            let thread = Thread {
+                while !mover.stop.load(ordering: .relaxed) {
+                    rename(keyPath, awayPath)
+                    usleep(UInt32.random(in: 0...300))
+                    rename(awayPath, keyPath)
+                    usleep(UInt32.random(in: 0...300))
+                }
+            }
+            thread.start()
+            let saved = await withTaskGroup(of: String?.self) { group in
+                for name in ["a", "b"] {
+                    group.addTask {
+                        let storage = EncryptedFileStorage<Secret>(fileName: name, keyAlias: "k", directory: directory.url,
+                                                                   keyStore: FileKeyStore(directory: keys))
+                        return (try? await storage.save(item: Secret(value: name))) == nil ? nil : name
+                    }
+                }
+                return await group.reduce(into: [String]()) { if let name = $1 { $0.append(name) } }
+            }
+            mover.stop.store(true, ordering: .relaxed)
+            while !thread.isFinished { usleep(1_000) }
+            if access(keyPath, F_OK) != 0 { rename(awayPath, keyPath) }
+            for name in saved {
+                let value = try? await EncryptedFileStorage<Secret>(fileName: name, keyAlias: "k", directory: directory.url,
+                                                                    keyStore: FileKeyStore(directory: keys)).get()
+                if value != Secret(value: name) { lost.append("round \(round): \(name)") }
+            }
+        }
+        #expect(lost.isEmpty, "saves reported done whose values do not open: \(lost)")
+    }
+
+    @Test("a data file named like a registry's companions cannot eat or block the registry")
+    func namesThatLookLikeRegistries() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = FileKeyStore(directory: directory.appending("keys"))
+        func storage(_ name: String, _ alias: String) -> EncryptedFileStorage<Secret> {
+            EncryptedFileStorage(fileName: name, keyAlias: alias, directory: directory.url, keyStore: keys)
+        }
+        try await storage("a", "k.tmp").save(item: Secret(value: "only copy"))
+        for name in ["sealed-under.k", "sealed-under.k.tmp", "sealed-under.k%2Etmp.list", "sealed-under.k%2Etmp"] {
+            try await storage(name, "other").save(item: Secret(value: "x"))
+            try await FileStorage<Secret>(fileName: name + "-plain", directory: directory.url).save(item: Secret(value: "x"))
+        }
+        #expect(try SealedFileRegistry(directory: directory.url, keyAlias: "k.tmp").names() == ["a"])
+        try await keys.deleteKeys(for: "k.tmp")
+        await #expect(throws: StorageError.self) { try await storage("b", "k.tmp").save(item: Secret(value: "new")) }
+        #expect(try await keys.keyRing(for: "k.tmp") == nil, "no second key")
+        // An alias whose registry would be a data file's lock file saves as any other.
+        try await FileStorage<Secret>(fileName: "sealed-under.j", directory: directory.url).save(item: Secret(value: "x"))
+        try await storage("c", "j.lock").save(item: Secret(value: "c"))
+        try await storage("d", "j").save(item: Secret(value: "d"))
+    }
+
+    @Test("a registry moved aside is written again by the next save of a storage that listed itself before")
+    func registryMovedAside() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = FileKeyStore(directory: directory.appending("keys"))
+        let longLived = EncryptedFileStorage<Secret>(fileName: "tokens", keyAlias: "k", directory: directory.url, keyStore: keys)
+        try await longLived.save(item: Secret(value: "v1"))
+        let registry = SealedFileRegistry(directory: directory.url, keyAlias: "k")
+        try FileManager.default.moveItem(at: registry.file.url, to: directory.appending("registry.aside"))
+        try await longLived.save(item: Secret(value: "v2"))
+        #expect(try registry.names() == ["tokens"])
+        try await keys.deleteKeys(for: "k")
+        await #expect(throws: StorageError.self) {
+            try await EncryptedFileStorage<Secret>(fileName: "cookies", keyAlias: "k", directory: directory.url, keyStore: keys).save(item: Secret(value: "c"))
+        }
+    }
+
+    @Test("a huge listed sibling is looked at by its header only")
+    func hugeSibling() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = FileKeyStore(directory: directory.appending("keys"))
+        let huge = directory.appending("huge").path
+        let fd = open(huge, O_CREAT | O_WRONLY, 0o600)
+        ftruncate(fd, 1 << 30)  // sparse: 1 GiB of zeros, not an envelope
+        close(fd)
+        try SealedFileRegistry(directory: directory.url, keyAlias: "k").register("huge")
+        var before = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &before)
+        try await EncryptedFileStorage<Secret>(fileName: "u", keyAlias: "k", directory: directory.url, keyStore: keys).save(item: Secret(value: "u"))
+        var after = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &after)
+        #expect(after.ru_maxrss - before.ru_maxrss < 256 * 1024, "KiB: the 1 GiB file was not read into memory")
+        #expect(try DurableFile(url: URL(fileURLWithPath: huge)).read(prefix: SealedEnvelope.minimumSize)?.count == SealedEnvelope.minimumSize)
+    }
+
+    @Test("names whose files have been gone an hour are dropped when a name is added; a name listed just now is kept")
+    func registryStaysShort() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let registry = SealedFileRegistry(directory: directory.url, keyAlias: "k")
+        let start = Date()
+        try registry.register("gone", now: start)
+        try Data().write(to: directory.appending("kept"))
+        try registry.register("kept", now: start)
+        try registry.register("in-flight", now: start.addingTimeInterval(7_000))
+        try registry.register("next", now: start.addingTimeInterval(7_100))
+        #expect(try registry.names() == ["in-flight", "kept", "next"])
+    }
+
+    @Test("a long alias (40 Cyrillic letters) saves: its registry is named by the alias's SHA-256")
+    func longAlias() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = FileKeyStore(directory: directory.appending("keys"))
+        let alias = String(repeating: "ж", count: 40)
+        try await keys.createKey(for: alias)
+        let storage = EncryptedFileStorage<Secret>(fileName: "t", keyAlias: alias, directory: directory.url, keyStore: keys)
+        try await storage.save(item: Secret(value: "t"))
+        #expect(try await storage.get() == Secret(value: "t"))
+        let registry = SealedFileRegistry(directory: directory.url, keyAlias: alias)
+        #expect(registry.file.url.lastPathComponent.hasPrefix(".sealed-under.="))
+        #expect(try registry.names() == ["t"])
     }
 }

@@ -57,6 +57,15 @@ struct DurableFile: Sendable {
         try readUnlocked()
     }
 
+    /// The file's first `count` bytes (all of them when it is shorter), or `nil` when it does not
+    /// exist: what a header needs, whatever the file's size.
+    func read(prefix count: Int) throws(StorageError) -> Data? {
+        guard try FileTrust.checkExistingDirectory(directoryPath),
+              let fd = try FileTrust.openForReading(path, requirement) else { return nil }
+        defer { close(fd) }
+        return try POSIX.readAll(fd, path: path, prefix: count)
+    }
+
     /// Replaces the file's bytes with `data`.
     func write(_ data: Data) throws {
         try exclusively { try replaceUnlocked(with: data) }

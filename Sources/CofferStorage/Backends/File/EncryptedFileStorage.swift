@@ -87,10 +87,13 @@ public final class EncryptedFileStorage<T: Codable & Sendable>: StorageDelegate<
     ///   sealed under one: a "rotation" would start a second key.
     @discardableResult
     public func rotateKey() async throws -> UInt32 {
-        if try await !encryptor.hasPrimaryKey(), let stranded = try item.sealedValue(under: encryptor.keyAlias) {
-            throw StorageError.keyMissing(location: stranded.location, keyAlias: encryptor.keyAlias, keyID: stranded.keyID)
+        if try await encryptor.hasPrimaryKey() { return try await encryptor.rotateKey() }
+        return try await item.firstKeySection {
+            if try await !encryptor.hasPrimaryKey(), let stranded = try item.sealedValue(under: encryptor.keyAlias) {
+                throw StorageError.keyMissing(location: stranded.location, keyAlias: encryptor.keyAlias, keyID: stranded.keyID)
+            }
+            return try await encryptor.rotateKey()
         }
-        return try await encryptor.rotateKey()
     }
 }
 

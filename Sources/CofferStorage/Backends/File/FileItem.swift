@@ -28,24 +28,37 @@ struct FileItem<T: Codable & Sendable>: Storage {
 
     func save(item: T) async throws {
         try checkName()
-        let data = try await sealing.seal(item, identity: name, sealedUnder: sealedValue(under:))
-        if let registry, !registered.isSet {
+        if let registry, !registered.isCurrent(registry.file.path) {
             try registry.register(name)
-            registered.set()
+            registered.remember(registry.file.path)
         }
-        try file.write(data)
+        if let data = try await sealing.sealUnderExistingKey(item, identity: name) {
+            return try file.write(data)
+        }
+        // No key yet: one first save at a time in this directory, each writing its value before
+        // the next looks (a second one then finds this file sealed and uses its key).
+        try await firstKeySection {
+            try file.write(try await sealing.seal(item, identity: name, sealedUnder: sealedValue(under:)))
+        }
     }
 
     /// This file's value if it is sealed, else the first other file the registry names that is:
-    /// what a first key for `keyAlias` would strand.
+    /// what a first key for `keyAlias` would strand. Only each file's header is read.
     func sealedValue(under keyAlias: String) throws -> SealedValue? {
-        if let own = SealedValue(try file.read(), at: file.path) { return own }
+        if let own = SealedValue(try file.read(prefix: SealedEnvelope.minimumSize), at: file.path) { return own }
         guard let registry else { return nil }
         for sibling in try registry.names() where sibling != name {
             let other = DurableFile(url: registry.directory.appendingPathComponent(sibling, isDirectory: false))
-            if let sealed = SealedValue(try other.read(), at: other.path) { return sealed }
+            if let sealed = SealedValue(try other.read(prefix: SealedEnvelope.minimumSize), at: other.path) { return sealed }
         }
         return nil
+    }
+
+    /// Runs `body` as the only first save of this directory and alias (see
+    /// ``SealedFileRegistry/firstKeySection(_:)``); plainly for a file that is not sealed.
+    func firstKeySection<R: Sendable>(_ body: () async throws -> R) async throws -> R {
+        guard let registry else { return try await body() }
+        return try await registry.firstKeySection(body)
     }
 
     func get() async throws -> T? {

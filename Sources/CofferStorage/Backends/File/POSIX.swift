@@ -40,15 +40,17 @@ enum POSIX {
         if let failure { throw failure }
     }
 
-    /// Reads `fd` to its end.
-    static func readAll(_ fd: Int32, path: String) throws(StorageError) -> Data {
+    /// Reads `fd` to its end, or its first `prefix` bytes (fewer when it is shorter).
+    static func readAll(_ fd: Int32, path: String, prefix: Int? = nil) throws(StorageError) -> Data {
         var data = Data()
         // Sized from fstat (plus one byte to see the end in one read), within 4 KiB to 64 KiB.
         var info = stat()
         let expected = fstat(fd, &info) == 0 ? Int(info.st_size) + 1 : 0
-        var chunk = [UInt8](repeating: 0, count: min(max(expected, 4096), 64 * 1024))
+        var chunk = [UInt8](repeating: 0, count: prefix ?? min(max(expected, 4096), 64 * 1024))
         while true {
-            let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress!, $0.count) }
+            let wanted = prefix.map { $0 - data.count } ?? chunk.count
+            if wanted == 0 { return data }
+            let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress!, wanted) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .io(operation: "read", path: path, code: errno)

@@ -1,62 +1,111 @@
+import Crypto
 import Foundation
 import Synchronization
 
 /// The names of the files in one directory that were sealed under one key alias:
-/// `.sealed-under.<alias>` beside them (the alias escaped as ``FileKeyStore`` escapes key file
-/// names), a JSON array of file names.
+/// `.sealed-under.<alias>.list` beside them: a JSON object of file names, each with when it was
+/// listed.
 ///
 /// It lets a file storage tell "this alias never had a key" from "its key is gone": before a
 /// first key is made for the alias, every file named here is looked at, and one still sealed
 /// under the alias refuses the new key (``StorageError/keyMissing(location:keyAlias:keyID:)``),
-/// though the file being saved has no value yet. Names are added, never removed: a name whose
-/// file was deleted, or is no longer sealed, refuses nothing.
+/// though the file being saved has no value yet. A name is added before its file's first write;
+/// names whose files are long gone are dropped when a name is added, so the list stays about as
+/// long as the directory's files.
+///
+/// Making a first key happens inside ``firstKeySection(_:)``, a lock of the directory and alias
+/// held until the new value is written: a second first save waits, then finds the first one's
+/// file sealed, and uses its key (or, if the key went away meanwhile, refuses).
 struct SealedFileRegistry: Sendable {
     /// The registry file.
     let file: DurableFile
     /// The directory of the files it names.
     let directory: URL
+    /// Held while a first key is made and the value sealed under it is written.
+    private let section: FileLock
 
     /// A registry file lists names of at most 200 bytes; 1 MiB is thousands of them.
     static let sizeLimit = 1 << 20
 
     init(directory: URL, keyAlias: String) {
         self.directory = directory
-        let name = ".sealed-under." + FileKeyStore.escapedName(for: keyAlias)
+        let name = ".sealed-under." + Self.nameComponent(for: keyAlias) + ".list"
         self.file = DurableFile(url: directory.appendingPathComponent(name, isDirectory: false), sizeLimit: Self.sizeLimit)
+        // Names beginning with `..` are no data file's lock or temporary file (`.NAME.lock`,
+        // `.NAME.tmp`: a data file's name never begins with `.`).
+        self.section = FileLock(path: directory.appendingPathComponent("." + name + ".first-key.lock", isDirectory: false).path)
     }
 
-    /// Adds `name`, under the registry's lock; writes nothing when it is there already.
-    func register(_ name: String) throws {
+    /// `alias` as a part of a file name: escaped as ``FileKeyStore`` escapes key file names, with
+    /// every `.` escaped too (so that the registry's name never ends as a data file's companions
+    /// do, `.tmp` or `.lock`); a long alias by its SHA-256 instead, within the file name limit.
+    static func nameComponent(for alias: String) -> String {
+        let escaped = FileKeyStore.escapedName(for: alias).replacingOccurrences(of: ".", with: "%2E")
+        guard escaped.utf8.count > 150 else { return escaped }
+        // `=` is never part of an escaped name.
+        return "=" + SHA256.hash(data: Data(alias.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Adds `name`, under the registry's lock; writes nothing when it is there already. Names
+    /// whose files have been gone for an hour are dropped then (not sooner: a name is listed
+    /// before its file is first written, and another storage's save must not drop it meanwhile).
+    func register(_ name: String, now: Date = Date()) throws {
         try file.update { data in
-            var names = try decode(data)
-            guard !names.contains(name) else { return (nil, ()) }
-            names.append(name)
-            return (try JSONEncoder().encode(names), ())
+            var listed = try decode(data)
+            guard listed[name] == nil else { return (nil, ()) }
+            let stale = now.timeIntervalSince1970 - 3600
+            listed = listed.filter { entry in
+                entry.value > stale || access(directory.appendingPathComponent(entry.key, isDirectory: false).path, F_OK) == 0
+            }
+            listed[name] = now.timeIntervalSince1970
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            return (try encoder.encode(listed), ())
         }
     }
 
     /// The registered names that can be file names here (a hand-edited entry such as `../x` is
-    /// skipped, never followed).
+    /// skipped, never followed), sorted.
     func names() throws -> [String] {
-        try decode(try file.read()).filter { FileName.validate($0) == nil }
+        try decode(try file.read()).keys.filter { FileName.validate($0) == nil }.sorted()
     }
 
-    private func decode(_ data: Data?) throws(StorageError) -> [String] {
-        guard let data else { return [] }
+    /// Runs `body` holding the first-key lock of this directory and alias (an `flock`, so other
+    /// processes wait too).
+    func firstKeySection<R: Sendable>(_ body: () async throws -> R) async throws -> R {
+        try FileTrust.prepareDirectory(directory)
+        let held = try await section.exclusive()
+        defer { held.release() }
+        return try await body()
+    }
+
+    /// The listed names, each with when it was listed (seconds since 1970).
+    private func decode(_ data: Data?) throws(StorageError) -> [String: Double] {
+        guard let data else { return [:] }
         do {
-            return try JSONDecoder().decode([String].self, from: data)
+            return try JSONDecoder().decode([String: Double].self, from: data)
         } catch {
             throw .corrupted(location: file.path, reason: "it is not the list of sealed file names Coffer keeps there. "
-                + "It holds no secret: move it aside, and each storage lists its file again when it next saves")
+                + "It holds no secret: move it aside, and each file is listed again at its next save")
         }
     }
 }
 
-/// Whether a ``FileItem`` has put its name in the registry: once per storage, so only its
-/// first save pays for it.
+/// Which version of its directory's registry a ``FileItem`` last saw its name in, so that a
+/// save only looks at the registry (one `lstat`) unless it changed: moved aside, replaced, or
+/// added to by another storage.
 final class RegistrationMark: Sendable {
-    private let done = Atomic<Bool>(false)
+    private let seen = Mutex<FileStamp?>(nil)
 
-    var isSet: Bool { done.load(ordering: .acquiring) }
-    func set() { done.store(true, ordering: .releasing) }
+    /// Whether the registry at `path` is still the version seen.
+    func isCurrent(_ path: String) -> Bool {
+        guard case .found(let stamp) = FileStamp.of(path) else { return false }
+        return seen.withLock { $0 == stamp }
+    }
+
+    /// Remembers the registry at `path` as it is now.
+    func remember(_ path: String) {
+        let stamp: FileStamp? = if case .found(let found) = FileStamp.of(path) { found } else { nil }
+        seen.withLock { $0 = stamp }
+    }
 }
