@@ -11,6 +11,16 @@ import Testing
 struct MissingKeyAttackTests {
     struct Secret: Codable, Sendable, Equatable { var value: String }
 
+    /// A fresh directory whose storages share the key alias `k`, with their key in `keys/`.
+    struct SharedAlias: Sendable {
+        let directory = TemporaryDirectory()
+        var keys: URL { directory.appending("keys") }
+
+        @Sendable func storage(_ name: String) -> EncryptedFileStorage<Secret> {
+            EncryptedFileStorage(fileName: name, keyAlias: "k", directory: directory.url, keyStore: FileKeyStore(directory: keys))
+        }
+    }
+
     /// A ``FileKeyStore`` whose key file someone else moves away or back (at random) before
     /// every lookup: any interleaving of a key file moved about during one save. A key file in
     /// its place while the moved one is away is a second key, counted.
@@ -127,12 +137,9 @@ struct MissingKeyAttackTests {
 
     @Test("a sibling sharing the key alias, with no value of its own, makes no key while the key file is away")
     func siblingWithoutValue() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let keys = directory.appending("keys")
-        func storage(_ name: String) -> EncryptedFileStorage<Secret> {
-            EncryptedFileStorage(fileName: name, keyAlias: "k", directory: directory.url, keyStore: FileKeyStore(directory: keys))
-        }
+        let shared = SharedAlias()
+        defer { shared.directory.remove() }
+        let (directory, keys, storage) = (shared.directory, shared.keys, shared.storage)
         try await storage("tokens").save(item: Secret(value: "the only copy"))
         let sealed = try Data(contentsOf: directory.appending("tokens"))
         try FileManager.default.moveItem(at: keys.appendingPathComponent("k.key"), to: directory.appending("k.away"))
@@ -159,12 +166,9 @@ struct MissingKeyAttackTests {
 
     @Test("with the key truly lost and the values sealed under it deleted, a new first key is made")
     func nothingLeftToStrand() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let keys = directory.appending("keys")
-        func storage(_ name: String) -> EncryptedFileStorage<Secret> {
-            EncryptedFileStorage(fileName: name, keyAlias: "k", directory: directory.url, keyStore: FileKeyStore(directory: keys))
-        }
+        let shared = SharedAlias()
+        defer { shared.directory.remove() }
+        let (directory, keys, storage) = (shared.directory, shared.keys, shared.storage)
         try await storage("tokens").save(item: Secret(value: "lost"))
         try FileManager.default.removeItem(at: keys.appendingPathComponent("k.key"))
         await #expect(throws: StorageError.self) { try await storage("cookies").save(item: Secret(value: "x")) }
