@@ -445,4 +445,58 @@ struct MissingKeyAttackTests {
         #expect(registry.file.url.lastPathComponent.hasPrefix(".sealed-under.="))
         #expect(try registry.names() == ["t"])
     }
+
+    /// A ``FileKeyStore`` that runs a hook once, inside the next `primaryKey` lookup: between a
+    /// save's look at the registry and its write.
+    final class ArmedKeyStore: KeyStore {
+        let inner: FileKeyStore
+        let hook = Mutex<(@Sendable () throws -> Void)?>(nil)
+        init(inner: FileKeyStore) { self.inner = inner }
+        func primaryKey(for alias: String) async throws -> VersionedKey? {
+            if let run = hook.withLock({ armed in defer { armed = nil }; return armed }) { try run() }
+            return try await inner.primaryKey(for: alias)
+        }
+        func key(for alias: String, id: UInt32) async throws -> VersionedKey? { try await inner.key(for: alias, id: id) }
+        func createKey(for alias: String) async throws -> VersionedKey { try await inner.createKey(for: alias) }
+        func rotateKey(for alias: String) async throws -> VersionedKey { try await inner.rotateKey(for: alias) }
+        func deleteKeys(for alias: String) async throws { try await inner.deleteKeys(for: alias) }
+    }
+
+    @Test("a file listed long ago, deleted and saved again, stays listed while another storage lists itself before the write")
+    func resavedAfterLongAgo() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.appending("keys")
+        let registry = SealedFileRegistry(directory: directory.url, keyAlias: "k")
+        try registry.register("tokens", now: Date().addingTimeInterval(-7_200))
+        let armed = ArmedKeyStore(inner: FileKeyStore(directory: keys))
+        let tokens = EncryptedFileStorage<Secret>(fileName: "tokens", keyAlias: "k", directory: directory.url, keyStore: armed)
+        try await tokens.save(item: Secret(value: "v1"))
+        try await tokens.delete()
+        armed.hook.withLock { $0 = { try registry.register("cookies") } }
+        try await tokens.save(item: Secret(value: "v2"))
+        #expect(try registry.names() == ["cookies", "tokens"])
+        try await FileKeyStore(directory: keys).deleteKeys(for: "k")
+        let cookies = EncryptedFileStorage<Secret>(fileName: "cookies", keyAlias: "k", directory: directory.url, keyStore: FileKeyStore(directory: keys))
+        await #expect(throws: StorageError.self) { try await cookies.save(item: Secret(value: "c")) }
+        #expect(try await FileKeyStore(directory: keys).keyRing(for: "k") == nil, "no second key")
+    }
+
+    @Test("a file saved under another alias leaves the old alias's list: the old alias, retired, may make a first key again")
+    func nameMovedToAnotherAlias() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = FileKeyStore(directory: directory.appending("keys"))
+        func storage(_ name: String, _ alias: String) -> EncryptedFileStorage<Secret> {
+            EncryptedFileStorage(fileName: name, keyAlias: alias, directory: directory.url, keyStore: keys)
+        }
+        try await storage("tokens", "v1").save(item: Secret(value: "t"))
+        try await storage("tokens", "v1").delete()
+        try await storage("tokens", "v2").save(item: Secret(value: "t"))
+        #expect(try SealedFileRegistry(directory: directory.url, keyAlias: "v1").names().isEmpty)
+        #expect(try SealedFileRegistry(directory: directory.url, keyAlias: "v2").names() == ["tokens"])
+        try await keys.deleteKeys(for: "v1")
+        try await storage("cookies", "v1").save(item: Secret(value: "c"))
+        #expect(try await storage("tokens", "v2").get() == Secret(value: "t"))
+    }
 }

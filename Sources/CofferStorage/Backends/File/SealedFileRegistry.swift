@@ -46,22 +46,48 @@ struct SealedFileRegistry: Sendable {
         return "=" + SHA256.hash(data: Data(alias.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Adds `name`, under the registry's lock; writes nothing when it is there already. Names
-    /// whose files have been gone for an hour are dropped then (not sooner: a name is listed
-    /// before its file is first written, and another storage's save must not drop it meanwhile).
-    func register(_ name: String, now: Date = Date()) throws {
-        try file.update { data in
+    /// Lists `name`, under the registry's lock; writes nothing when it is listed already, unless
+    /// `refreshing` and its time is more than ten minutes old (a file about to be written anew:
+    /// its name must not be dropped as long gone before the write). Names whose files are
+    /// missing and whose time is more than an hour old are dropped when the list is written.
+    /// A name listed here for the first time is taken off the other aliases' lists in the
+    /// directory: the file is about to be sealed under this alias, not theirs.
+    func register(_ name: String, refreshing: Bool = false, now: Date = Date()) throws {
+        let added = try file.update { data in
             var listed = try decode(data)
-            guard listed[name] == nil else { return (nil, ()) }
-            let stale = now.timeIntervalSince1970 - 3600
+            let time = now.timeIntervalSince1970
+            if let seen = listed[name], !refreshing || seen > time - 600 { return (nil, false) }
+            let added = listed[name] == nil
             listed = listed.filter { entry in
-                entry.value > stale || access(directory.appendingPathComponent(entry.key, isDirectory: false).path, F_OK) == 0
+                entry.value > time - 3600 || access(directory.appendingPathComponent(entry.key, isDirectory: false).path, F_OK) == 0
             }
-            listed[name] = now.timeIntervalSince1970
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            return (try encoder.encode(listed), ())
+            listed[name] = time
+            return (try Self.encoded(listed), added)
         }
+        if added { try unlistFromOtherAliases(name) }
+    }
+
+    /// Takes `name` off every other alias's list in the directory, each under its own lock.
+    private func unlistFromOtherAliases(_ name: String) throws {
+        for entry in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        where entry.hasPrefix(".sealed-under.") && entry.hasSuffix(".list") && entry != file.url.lastPathComponent {
+            let other = DurableFile(url: directory.appendingPathComponent(entry, isDirectory: false), sizeLimit: Self.sizeLimit)
+            do {
+                try other.update { data in
+                    var listed = try decode(data, at: other.path)
+                    guard listed.removeValue(forKey: name) != nil else { return (nil, ()) }
+                    return (try Self.encoded(listed), ())
+                }
+            } catch StorageError.corrupted {
+                // That alias's own saves report its damaged list; it is not this save's to fix.
+            }
+        }
+    }
+
+    private static func encoded(_ listed: [String: Double]) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(listed)
     }
 
     /// The registered names that can be file names here (a hand-edited entry such as `../x` is
@@ -81,11 +107,15 @@ struct SealedFileRegistry: Sendable {
 
     /// The listed names, each with when it was listed (seconds since 1970).
     private func decode(_ data: Data?) throws(StorageError) -> [String: Double] {
+        try decode(data, at: file.path)
+    }
+
+    private func decode(_ data: Data?, at path: String) throws(StorageError) -> [String: Double] {
         guard let data else { return [:] }
         do {
             return try JSONDecoder().decode([String: Double].self, from: data)
         } catch {
-            throw .corrupted(location: file.path, reason: "it is not the list of sealed file names Coffer keeps there. "
+            throw .corrupted(location: path, reason: "it is not the list of sealed file names Coffer keeps there. "
                 + "It holds no secret: move it aside, and each file is listed again at its next save")
         }
     }
