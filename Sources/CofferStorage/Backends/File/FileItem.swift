@@ -28,14 +28,9 @@ struct FileItem<T: Codable & Sendable>: Storage {
 
     func save(item: T) async throws {
         try checkName()
-        if let registry {
-            // A file written anew has its listing's time refreshed first (kept from being dropped
-            // as long gone); an existing one is looked up again only when the list changed.
-            let isNew = access(file.path, F_OK) != 0
-            if isNew || !registered.isCurrent(registry.file.path) {
-                try registry.register(name, refreshing: isNew)
-                registered.remember(registry.file.path)
-            }
+        if let registry, !registered.isCurrent(registry.file.path) {
+            try registry.register(name)
+            registered.remember(registry.file.path)
         }
         if let data = try await sealing.sealUnderExistingKey(item, identity: name) {
             return try file.write(data)

@@ -9,9 +9,8 @@ import Synchronization
 /// It lets a file storage tell "this alias never had a key" from "its key is gone": before a
 /// first key is made for the alias, every file named here is looked at, and one still sealed
 /// under the alias refuses the new key (``StorageError/keyMissing(location:keyAlias:keyID:)``),
-/// though the file being saved has no value yet. A name is added before its file's first write;
-/// names whose files are long gone are dropped when a name is added, so the list stays about as
-/// long as the directory's files.
+/// though the file being saved has no value yet. A name is added before its file's first write
+/// and never taken off (see ``register(_:now:)``).
 ///
 /// Making a first key happens inside ``firstKeySection(_:)``, a lock of the directory and alias
 /// held until the new value is written: a second first save waits, then finds the first one's
@@ -46,48 +45,21 @@ struct SealedFileRegistry: Sendable {
         return "=" + SHA256.hash(data: Data(alias.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Lists `name`, under the registry's lock; writes nothing when it is listed already, unless
-    /// `refreshing` and its time is more than ten minutes old (a file about to be written anew:
-    /// its name must not be dropped as long gone before the write). Names whose files are
-    /// missing and whose time is more than an hour old are dropped when the list is written.
-    /// A name listed here for the first time is taken off the other aliases' lists in the
-    /// directory: the file is about to be sealed under this alias, not theirs.
-    func register(_ name: String, refreshing: Bool = false, now: Date = Date()) throws {
-        let added = try file.update { data in
+    /// Lists `name`, under the registry's lock; writes nothing when it is listed already.
+    ///
+    /// Names are never taken off: a name whose file was deleted refuses nothing, and dropping
+    /// one safely would need to know that no save is about to write it (the attack reviews of
+    /// 2026-11-29 broke two ways of guessing). A file saved under another alias stays listed
+    /// here too, and keeps refusing a first key for this alias while it is sealed.
+    func register(_ name: String, now: Date = Date()) throws {
+        try file.update { data in
             var listed = try decode(data)
-            let time = now.timeIntervalSince1970
-            if let seen = listed[name], !refreshing || seen > time - 600 { return (nil, false) }
-            let added = listed[name] == nil
-            listed = listed.filter { entry in
-                entry.value > time - 3600 || access(directory.appendingPathComponent(entry.key, isDirectory: false).path, F_OK) == 0
-            }
-            listed[name] = time
-            return (try Self.encoded(listed), added)
+            guard listed[name] == nil else { return (nil, ()) }
+            listed[name] = now.timeIntervalSince1970
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            return (try encoder.encode(listed), ())
         }
-        if added { try unlistFromOtherAliases(name) }
-    }
-
-    /// Takes `name` off every other alias's list in the directory, each under its own lock.
-    private func unlistFromOtherAliases(_ name: String) throws {
-        for entry in try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        where entry.hasPrefix(".sealed-under.") && entry.hasSuffix(".list") && entry != file.url.lastPathComponent {
-            let other = DurableFile(url: directory.appendingPathComponent(entry, isDirectory: false), sizeLimit: Self.sizeLimit)
-            do {
-                try other.update { data in
-                    var listed = try decode(data, at: other.path)
-                    guard listed.removeValue(forKey: name) != nil else { return (nil, ()) }
-                    return (try Self.encoded(listed), ())
-                }
-            } catch StorageError.corrupted {
-                // That alias's own saves report its damaged list; it is not this save's to fix.
-            }
-        }
-    }
-
-    private static func encoded(_ listed: [String: Double]) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return try encoder.encode(listed)
     }
 
     /// The registered names that can be file names here (a hand-edited entry such as `../x` is
@@ -107,15 +79,11 @@ struct SealedFileRegistry: Sendable {
 
     /// The listed names, each with when it was listed (seconds since 1970).
     private func decode(_ data: Data?) throws(StorageError) -> [String: Double] {
-        try decode(data, at: file.path)
-    }
-
-    private func decode(_ data: Data?, at path: String) throws(StorageError) -> [String: Double] {
         guard let data else { return [:] }
         do {
             return try JSONDecoder().decode([String: Double].self, from: data)
         } catch {
-            throw .corrupted(location: path, reason: "it is not the list of sealed file names Coffer keeps there. "
+            throw .corrupted(location: file.path, reason: "it is not the list of sealed file names Coffer keeps there. "
                 + "It holds no secret: move it aside, and each file is listed again at its next save")
         }
     }
