@@ -21,42 +21,68 @@ struct MissingKeyAttackTests {
         }
     }
 
-    /// A ``FileKeyStore`` whose key file someone else moves away or back (at random) before
-    /// every lookup: any interleaving of a key file moved about during one save. A key file in
-    /// its place while the moved one is away is a second key, counted.
-    final class TogglingKeyStore: KeyStore {
+    /// A fresh directory whose storages, of any alias, keep their keys in one `keys/` store.
+    struct OneDirectory: Sendable {
+        let directory = TemporaryDirectory()
+        var keys: FileKeyStore { FileKeyStore(directory: directory.appending("keys")) }
+
+        @Sendable func storage(_ name: String, _ alias: String) -> EncryptedFileStorage<Secret> {
+            EncryptedFileStorage(fileName: name, keyAlias: alias, directory: directory.url, keyStore: keys)
+        }
+    }
+
+    /// A ``FileKeyStore`` with a place for someone else to act: before every lookup (and
+    /// before a key is made), and once a key has been made, before the save that asked for it
+    /// goes on. The one test double of this suite: it injects other parties' moves, nothing else.
+    final class InterposedKeyStore: KeyStore {
         let inner: FileKeyStore
+        let beforeLookup: @Sendable () throws -> Void
+        let afterCreate: @Sendable () async throws -> Void
+
+        init(inner: FileKeyStore, beforeLookup: @escaping @Sendable () throws -> Void = {},
+             afterCreate: @escaping @Sendable () async throws -> Void = {}) {
+            self.inner = inner
+            self.beforeLookup = beforeLookup
+            self.afterCreate = afterCreate
+        }
+
+        func primaryKey(for alias: String) async throws -> VersionedKey? {
+            try beforeLookup()
+            return try await inner.primaryKey(for: alias)
+        }
+        func key(for alias: String, id: UInt32) async throws -> VersionedKey? {
+            try beforeLookup()
+            return try await inner.key(for: alias, id: id)
+        }
+        func createKey(for alias: String) async throws -> VersionedKey {
+            try beforeLookup()
+            let key = try await inner.createKey(for: alias)
+            try await afterCreate()
+            return key
+        }
+        func rotateKey(for alias: String) async throws -> VersionedKey { try await inner.rotateKey(for: alias) }
+        func deleteKeys(for alias: String) async throws { try await inner.deleteKeys(for: alias) }
+    }
+
+    /// Moves a key file away or back at random: any interleaving of a key file moved about
+    /// during one save. A key file in its place while the moved one is away is a second key,
+    /// counted.
+    final class KeyFileMover: Sendable {
         let keyFile: String
         let aside: String
         let secondKeys = Mutex(0)
 
-        init(inner: FileKeyStore, keyFile: String, aside: String) {
-            self.inner = inner
+        init(keyFile: String, aside: String) {
             self.keyFile = keyFile
             self.aside = aside
         }
 
         func sawSecondKey() -> Bool { access(keyFile, F_OK) == 0 && access(aside, F_OK) == 0 }
 
-        private func toggle() {
+        func move() {
             if sawSecondKey() { secondKeys.withLock { $0 += 1 } }
             if Bool.random() { rename(keyFile, aside) } else { rename(aside, keyFile) }
         }
-
-        func primaryKey(for alias: String) async throws -> VersionedKey? {
-            toggle()
-            return try await inner.primaryKey(for: alias)
-        }
-        func key(for alias: String, id: UInt32) async throws -> VersionedKey? {
-            toggle()
-            return try await inner.key(for: alias, id: id)
-        }
-        func createKey(for alias: String) async throws -> VersionedKey {
-            toggle()
-            return try await inner.createKey(for: alias)
-        }
-        func rotateKey(for alias: String) async throws -> VersionedKey { try await inner.rotateKey(for: alias) }
-        func deleteKeys(for alias: String) async throws { try await inner.deleteKeys(for: alias) }
     }
 
     @Test("a key file moved away and back at every lookup during saves: the value sealed under the one key, or refused")
@@ -68,7 +94,8 @@ struct MissingKeyAttackTests {
                                                keyStore: FileKeyStore(directory: keys)).save(item: Secret(value: "first"))
         let keyFile = keys.appendingPathComponent("k.key").path
         let original = try Data(contentsOf: URL(fileURLWithPath: keyFile))
-        let toggling = TogglingKeyStore(inner: FileKeyStore(directory: keys), keyFile: keyFile, aside: directory.appending("k.aside").path)
+        let mover = KeyFileMover(keyFile: keyFile, aside: directory.appending("k.aside").path)
+        let toggling = InterposedKeyStore(inner: FileKeyStore(directory: keys), beforeLookup: mover.move)
         let storage = EncryptedFileStorage<Secret>(fileName: "tokens", keyAlias: "k", directory: directory.url, keyStore: toggling)
         var saved = 0
         var refused = 0
@@ -79,9 +106,9 @@ struct MissingKeyAttackTests {
             } catch StorageError.keyMissing(_, "k", 1) {
                 refused += 1
             }
-            #expect(!toggling.sawSecondKey(), "round \(round): a second key")
+            #expect(!mover.sawSecondKey(), "round \(round): a second key")
         }
-        #expect(toggling.secondKeys.withLock { $0 } == 0)
+        #expect(mover.secondKeys.withLock { $0 } == 0)
         let now = FileManager.default.fileExists(atPath: keyFile) ? keyFile : directory.appending("k.aside").path
         #expect(try Data(contentsOf: URL(fileURLWithPath: now)) == original, "the key ring is the original one")
         #expect(saved > 0 && refused > 0, "both interleavings were reached: \(saved) saved, \(refused) refused")
@@ -261,26 +288,6 @@ struct MissingKeyAttackTests {
         }
     }
 
-    /// A ``FileKeyStore`` that runs `afterCreate` once it has made a key, before the save that
-    /// asked for it goes on: the moment a first save holds a new key but has written nothing.
-    final class HookKeyStore: KeyStore {
-        let inner: FileKeyStore
-        let afterCreate: @Sendable () async throws -> Void
-        init(inner: FileKeyStore, afterCreate: @escaping @Sendable () async throws -> Void) {
-            self.inner = inner
-            self.afterCreate = afterCreate
-        }
-        func primaryKey(for alias: String) async throws -> VersionedKey? { try await inner.primaryKey(for: alias) }
-        func key(for alias: String, id: UInt32) async throws -> VersionedKey? { try await inner.key(for: alias, id: id) }
-        func createKey(for alias: String) async throws -> VersionedKey {
-            let key = try await inner.createKey(for: alias)
-            try await afterCreate()
-            return key
-        }
-        func rotateKey(for alias: String) async throws -> VersionedKey { try await inner.rotateKey(for: alias) }
-        func deleteKeys(for alias: String) async throws { try await inner.deleteKeys(for: alias) }
-    }
-
     @Test("a sibling's first save while another first save holds its new key, the key file moved away and back: it waits, then uses that key",
           arguments: ["moved back", "deleted"])
     func siblingDuringFirstSave(_ fate: String) async throws {
@@ -293,7 +300,8 @@ struct MissingKeyAttackTests {
             EncryptedFileStorage(fileName: name, keyAlias: "k", directory: directory.url, keyStore: FileKeyStore(directory: keys))
         }
         let sibling = Mutex<Task<Void, any Error>?>(nil)
-        let hook = HookKeyStore(inner: FileKeyStore(directory: keys)) {
+        let hook = InterposedKeyStore(inner: FileKeyStore(directory: keys)) {}
+        afterCreate: {
             rename(keyFile, aside)
             sibling.withLock { $0 = Task { try await plain("b").save(item: Secret(value: "b")) } }
             try await Task.sleep(for: .milliseconds(200))
@@ -360,12 +368,9 @@ struct MissingKeyAttackTests {
 
     @Test("a data file named like a registry's companions cannot eat or block the registry")
     func namesThatLookLikeRegistries() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let keys = FileKeyStore(directory: directory.appending("keys"))
-        func storage(_ name: String, _ alias: String) -> EncryptedFileStorage<Secret> {
-            EncryptedFileStorage(fileName: name, keyAlias: alias, directory: directory.url, keyStore: keys)
-        }
+        let place = OneDirectory()
+        defer { place.directory.remove() }
+        let (directory, keys, storage) = (place.directory, place.keys, place.storage)
         try await storage("a", "k.tmp").save(item: Secret(value: "only copy"))
         for name in ["sealed-under.k", "sealed-under.k.tmp", "sealed-under.k%2Etmp.list", "sealed-under.k%2Etmp"] {
             try await storage(name, "other").save(item: Secret(value: "x"))
@@ -443,22 +448,6 @@ struct MissingKeyAttackTests {
         #expect(try registry.names() == ["t"])
     }
 
-    /// A ``FileKeyStore`` that runs a hook once, inside the next `primaryKey` lookup: between a
-    /// save's look at the registry and its write.
-    final class ArmedKeyStore: KeyStore {
-        let inner: FileKeyStore
-        let hook = Mutex<(@Sendable () throws -> Void)?>(nil)
-        init(inner: FileKeyStore) { self.inner = inner }
-        func primaryKey(for alias: String) async throws -> VersionedKey? {
-            if let run = hook.withLock({ armed in defer { armed = nil }; return armed }) { try run() }
-            return try await inner.primaryKey(for: alias)
-        }
-        func key(for alias: String, id: UInt32) async throws -> VersionedKey? { try await inner.key(for: alias, id: id) }
-        func createKey(for alias: String) async throws -> VersionedKey { try await inner.createKey(for: alias) }
-        func rotateKey(for alias: String) async throws -> VersionedKey { try await inner.rotateKey(for: alias) }
-        func deleteKeys(for alias: String) async throws { try await inner.deleteKeys(for: alias) }
-    }
-
     @Test("a file listed long ago, deleted and saved again, stays listed while another storage lists itself before the write")
     func resavedAfterLongAgo() async throws {
         let directory = TemporaryDirectory()
@@ -466,11 +455,15 @@ struct MissingKeyAttackTests {
         let keys = directory.appending("keys")
         let registry = SealedFileRegistry(directory: directory.url, keyAlias: "k")
         try registry.register("tokens", now: Date().addingTimeInterval(-7_200))
-        let armed = ArmedKeyStore(inner: FileKeyStore(directory: keys))
-        let tokens = EncryptedFileStorage<Secret>(fileName: "tokens", keyAlias: "k", directory: directory.url, keyStore: armed)
+        // Another storage lists itself between this save's look at the list and its write.
+        let armed = Mutex<(@Sendable () throws -> Void)?>(nil)
+        let store = InterposedKeyStore(inner: FileKeyStore(directory: keys)) {
+            try armed.withLock { hook in defer { hook = nil }; return hook }?()
+        }
+        let tokens = EncryptedFileStorage<Secret>(fileName: "tokens", keyAlias: "k", directory: directory.url, keyStore: store)
         try await tokens.save(item: Secret(value: "v1"))
         try await tokens.delete()
-        armed.hook.withLock { $0 = { try registry.register("cookies") } }
+        armed.withLock { $0 = { try registry.register("cookies") } }
         try await tokens.save(item: Secret(value: "v2"))
         #expect(try registry.names() == ["cookies", "tokens"])
         try await FileKeyStore(directory: keys).deleteKeys(for: "k")
@@ -481,12 +474,9 @@ struct MissingKeyAttackTests {
 
     @Test("a file saved under another alias stays on the old alias's list: a first key for the old alias is refused while the file is sealed")
     func nameMovedToAnotherAlias() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let keys = FileKeyStore(directory: directory.appending("keys"))
-        func storage(_ name: String, _ alias: String) -> EncryptedFileStorage<Secret> {
-            EncryptedFileStorage(fileName: name, keyAlias: alias, directory: directory.url, keyStore: keys)
-        }
+        let place = OneDirectory()
+        defer { place.directory.remove() }
+        let (directory, keys, storage) = (place.directory, place.keys, place.storage)
         try await storage("tokens", "v1").save(item: Secret(value: "t"))
         try await storage("tokens", "v1").delete()
         try await storage("tokens", "v2").save(item: Secret(value: "t"))
