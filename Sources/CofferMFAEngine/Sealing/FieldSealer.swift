@@ -57,17 +57,13 @@ package struct FieldSealer: Sendable {
         var results: [Result<String, any Error>] = []
         results.reserveCapacity(fields.count)
         for field in fields {
+            if let known, let opened = Self.opened(field, underKnownKeyOf: known) {
+                results.append(opened)
+                continue
+            }
             do {
                 let bound: Data
-                do {
-                    if let known, let opened = try known.decryptUnderKnownKey(data: field.sealed) {
-                        bound = opened
-                    } else {
-                        bound = try await encryptor.decrypt(data: field.sealed)
-                    }
-                } catch {
-                    throw StorageError.decryptionFailed(location: field.field, cause: error)
-                }
+                do { bound = try await encryptor.decrypt(data: field.sealed) } catch { throw StorageError.decryptionFailed(location: field.field, cause: error) }
                 results.append(.success(try Self.text(bound, field: field.field)))
             } catch {
                 results.append(.failure(error))
@@ -83,16 +79,23 @@ package struct FieldSealer: Sendable {
         var results: [Result<String, any Error>] = []
         results.reserveCapacity(fields.count)
         for field in fields {
-            do {
-                let bound: Data?
-                do { bound = try known.decryptUnderKnownKey(data: field.sealed) } catch { throw StorageError.decryptionFailed(location: field.field, cause: error) }
-                guard let bound else { return nil }
-                results.append(.success(try Self.text(bound, field: field.field)))
-            } catch {
-                results.append(.failure(error))
-            }
+            guard let opened = Self.opened(field, underKnownKeyOf: known) else { return nil }
+            results.append(opened)
         }
         return results
+    }
+
+    /// One field opened (or failing) as ``opening(_:)`` opens it, under a key `known` holds
+    /// already; `nil` when its key has not been fetched yet.
+    private static func opened(_ field: (sealed: Data, field: String), underKnownKeyOf known: any KnownKeyOpening) -> Result<String, any Error>? {
+        let bound: Data
+        do {
+            guard let opened = try known.decryptUnderKnownKey(data: field.sealed) else { return nil }
+            bound = opened
+        } catch {
+            return .failure(StorageError.decryptionFailed(location: field.field, cause: error))
+        }
+        return Result { try text(bound, field: field.field) }
     }
 
     /// An opened field's text, checked against the field it must belong to.
@@ -105,6 +108,7 @@ package struct FieldSealer: Sendable {
     }
 }
 
+/// Fields opened together, by field name.
 package struct OpenedFields {
     private var results: [String: Result<String, any Error>] = [:]
 
