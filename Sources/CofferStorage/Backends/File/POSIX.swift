@@ -43,7 +43,8 @@ enum POSIX {
     /// Reads `fd` to its end, or its first `prefix` bytes (fewer when it is shorter).
     static func readAll(_ fd: Int32, path: String, prefix: Int? = nil) throws(StorageError) -> Data {
         var data = Data()
-        // Sized from fstat (plus one byte to see the end in one read), within 4 KiB to 64 KiB.
+        // Sized from fstat (plus one byte to see the end in one read), within 4 KiB to 64 KiB;
+        // for a prefix, its size.
         var info = stat()
         let expected = fstat(fd, &info) == 0 ? Int(info.st_size) + 1 : 0
         var chunk = [UInt8](repeating: 0, count: prefix ?? min(max(expected, 4096), 64 * 1024))

@@ -3,14 +3,13 @@ import Foundation
 import Synchronization
 
 /// The names of the files in one directory that were sealed under one key alias:
-/// `.sealed-under.<alias>.list` beside them: a JSON object of file names, each with when it was
-/// listed.
+/// `.sealed-under.<alias>.list` beside them, a JSON array of file names, sorted.
 ///
 /// It lets a file storage tell "this alias never had a key" from "its key is gone": before a
 /// first key is made for the alias, every file named here is looked at, and one still sealed
 /// under the alias refuses the new key (``StorageError/keyMissing(location:keyAlias:keyID:)``),
 /// though the file being saved has no value yet. A name is added before its file's first write
-/// and never taken off (see ``register(_:now:)``).
+/// and never taken off (see ``register(_:)``).
 ///
 /// Making a first key happens inside ``firstKeySection(_:)``, a lock of the directory and alias
 /// held until the new value is written: a second first save waits, then finds the first one's
@@ -51,21 +50,18 @@ struct SealedFileRegistry: Sendable {
     /// one safely would need to know that no save is about to write it (the attack reviews of
     /// 2026-11-29 broke two ways of guessing). A file saved under another alias stays listed
     /// here too, and keeps refusing a first key for this alias while it is sealed.
-    func register(_ name: String, now: Date = Date()) throws {
+    func register(_ name: String) throws {
         try file.update { data in
-            var listed = try decode(data)
-            guard listed[name] == nil else { return (nil, ()) }
-            listed[name] = now.timeIntervalSince1970
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            return (try encoder.encode(listed), ())
+            let listed = try decode(data)
+            guard !listed.contains(name) else { return (nil, ()) }
+            return (try JSONEncoder().encode((listed + [name]).sorted()), ())
         }
     }
 
     /// The registered names that can be file names here (a hand-edited entry such as `../x` is
     /// skipped, never followed), sorted.
     func names() throws -> [String] {
-        try decode(try file.read()).keys.filter { FileName.validate($0) == nil }.sorted()
+        try decode(try file.read()).filter { FileName.validate($0) == nil }.sorted()
     }
 
     /// Runs `body` holding the first-key lock of this directory and alias (an `flock`, so other
@@ -77,11 +73,11 @@ struct SealedFileRegistry: Sendable {
         return try await body()
     }
 
-    /// The listed names, each with when it was listed (seconds since 1970).
-    private func decode(_ data: Data?) throws(StorageError) -> [String: Double] {
-        guard let data else { return [:] }
+    /// The listed names.
+    private func decode(_ data: Data?) throws(StorageError) -> [String] {
+        guard let data else { return [] }
         do {
-            return try JSONDecoder().decode([String: Double].self, from: data)
+            return try JSONDecoder().decode([String].self, from: data)
         } catch {
             throw .corrupted(location: file.path, reason: "it is not the list of sealed file names Coffer keeps there. "
                 + "It holds no secret: move it aside, and each file is listed again at its next save")
