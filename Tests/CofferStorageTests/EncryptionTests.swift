@@ -38,6 +38,22 @@ struct EncryptionTests {
         #expect(try AES.GCM.open(box, using: key, authenticating: sealed.prefix(9)) == plaintext)
     }
 
+    @Test("an envelope that is a slice of larger data (not starting at index 0) opens, both ways, and its header stays authenticated")
+    func slicedEnvelopeOpens() async throws {
+        let encryptor = AESGCMEncryptor(keyAlias: "a", keyStore: MemoryKeyStore())
+        let sealed = try await encryptor.encrypt(data: plaintext)
+        let slice = (Data("row:".utf8) + sealed + Data("tail".utf8)).dropFirst(4).dropLast(4)
+        #expect(slice.startIndex == 4)
+        #expect(try await encryptor.decrypt(data: slice) == plaintext)
+        #expect(try encryptor.decryptUnderKnownKey(data: slice) == plaintext)
+        var damagedHeader = slice
+        damagedHeader[damagedHeader.startIndex + 4] ^= 0x01  // the version byte: another format
+        #expect(throws: EncryptorError.self) { try encryptor.decryptUnderKnownKey(data: damagedHeader) }
+        var damagedBody = slice
+        damagedBody[damagedBody.endIndex - 1] ^= 0x01
+        #expect(throws: EncryptorError.self) { try encryptor.decryptUnderKnownKey(data: damagedBody) }
+    }
+
     @Test("every seal uses a fresh nonce")
     func freshNonces() async throws {
         let encryptor = AESGCMEncryptor(keyAlias: "a", keyStore: MemoryKeyStore())
@@ -124,6 +140,41 @@ struct EncryptionTests {
         #expect(throws: StorageError.self) { try IdentityBinding.unwrap(wrapped, identity: "bob", location: "x") }
         #expect(throws: StorageError.self) { try IdentityBinding.unwrap(plaintext, identity: "alice", location: "x") }
         #expect(throws: StorageError.self) { try IdentityBinding.unwrap(wrapped.prefix(7), identity: "alice", location: "x") }
+    }
+
+    @Test("identity binding: each failure names its reason, slices and an empty payload unwrap, names compare byte for byte")
+    func identityBindingReasons() throws {
+        /// How unwrapping fails: `corrupted: <reason>`, `mismatch: <found>`, or `nil`.
+        func failure(_ data: Data, _ identity: String) -> String? {
+            do throws(StorageError) {
+                _ = try IdentityBinding.unwrap(data, identity: identity, location: "x")
+                return nil
+            } catch .corrupted("x", let reason) {
+                return "corrupted: \(reason)"
+            } catch .identityMismatch("x", identity, let found) {
+                return "mismatch: \(found)"
+            } catch {
+                return "other: \(error)"
+            }
+        }
+        let wrapped = try IdentityBinding.wrap(plaintext, identity: "alice")
+        #expect(failure(wrapped, "bob") == "mismatch: alice")
+        #expect(failure(wrapped, "alic") == "mismatch: alice")
+        #expect(failure(plaintext, "alice") == "corrupted: the decrypted data carries no identity binding")
+        #expect(failure(Data(), "alice") == "corrupted: the decrypted data carries no identity binding")
+        #expect(failure(wrapped.prefix(5), "alice") == "corrupted: the decrypted data carries no identity binding")
+        #expect(failure(wrapped.prefix(7), "alice") == "corrupted: the identity binding is truncated")
+        // A slice that does not start at zero (as a value read after its header is).
+        let slice = (Data("header".utf8) + wrapped).dropFirst(6)
+        #expect(try IdentityBinding.unwrap(slice, identity: "alice", location: "x") == plaintext)
+        #expect(failure(slice, "bob") == "mismatch: alice")
+        // An empty identity and an empty payload.
+        #expect(try IdentityBinding.unwrap(IdentityBinding.wrap(Data(), identity: ""), identity: "", location: "x").isEmpty)
+        #expect(failure(try IdentityBinding.wrap(Data(), identity: ""), "a") == "mismatch: ")
+        // Canonically equivalent is not the same name: café in NFC and in NFD.
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        #expect(failure(try IdentityBinding.wrap(plaintext, identity: composed), decomposed) == "mismatch: \(composed)")
     }
 
     private func reason(_ encryptor: AESGCMEncryptor, _ data: Data) async -> EnvelopeError? {

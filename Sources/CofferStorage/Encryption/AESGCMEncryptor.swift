@@ -107,8 +107,12 @@ public struct AESGCMEncryptor: Encryptor {
         do {
             // After the header the envelope is AES-GCM's own combined form (nonce, ciphertext,
             // tag), and the header as stored is the associated data: opened where it lies.
-            let box = try AES.GCM.SealedBox(combined: data.dropFirst(SealedEnvelope.headerSize))
-            return try AES.GCM.open(box, using: key.key, authenticating: data.prefix(SealedEnvelope.headerSize))
+            // (Sliced by index: Data's generic `prefix` and `dropFirst` cost more than the open's
+            // own bookkeeping.)
+            let body = data.startIndex + SealedEnvelope.headerSize
+            guard body <= data.endIndex else { throw EnvelopeError.truncated(length: data.count) }
+            let box = try AES.GCM.SealedBox(combined: data[body...])
+            return try AES.GCM.open(box, using: key.key, authenticating: data[..<body])
         } catch {
             throw .failedToDecrypt(cause: EnvelopeError.authenticationFailed)
         }

@@ -51,27 +51,39 @@ public enum IdentityBinding {
     ///     ``StorageError/identityMismatch(location:expected:found:)``.
     ///   - location: Where the data came from, for error messages.
     public static func unwrap(_ data: Data, identity: String, location: String) throws(StorageError) -> Data {
-        let headerSize = magic.count + 2
-        let start = data.startIndex
-        guard data.count >= headerSize, data.prefix(magic.count).elementsEqual(magic) else {
-            throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
-        }
-        let length = Int(data[start + magic.count]) << 8 | Int(data[start + magic.count + 1])
-        guard data.count >= headerSize + length else {
-            throw .corrupted(location: location, reason: "the identity binding is truncated")
-        }
         // Byte for byte: Swift's String equality treats canonically equivalent text as equal, so
         // `café` (NFD) would pass for `café` (NFC), another name, and another file. The name
-        // found is made into text only when it differs (a listing opens thousands of fields).
+        // found is made into text only when it differs. The header is read in one look at the
+        // bytes (a listing unwraps thousands of fields; Data's generic prefix and per-byte
+        // subscripts cost ten times this).
         var expected = identity
-        let same = expected.withUTF8 { name in
-            name.count == length && data.withUnsafeBytes { raw in
-                length == 0 || memcmp(raw.baseAddress! + headerSize, name.baseAddress!, length) == 0
-            }
+        let found = expected.withUTF8 { name in
+            data.withUnsafeBytes { raw in Self.payloadOffset(in: raw, name: UnsafeRawBufferPointer(name)) }
         }
-        guard same else {
+        switch found {
+        case .noBinding: throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
+        case .truncated: throw .corrupted(location: location, reason: "the identity binding is truncated")
+        case .otherName:
             throw .identityMismatch(location: location, expected: identity, found: try Self.identity(of: data, location: location))
+        case .payload(let offset): return data[(data.startIndex + offset)...]
         }
-        return data[(start + headerSize + length)...]
+    }
+
+    /// What the header of `raw` says: where the payload starts when it is bound to `name`.
+    private static func payloadOffset(in raw: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer) -> Header {
+        let headerSize = magic.count + 2
+        guard raw.count >= headerSize, magic.indices.allSatisfy({ raw[$0] == magic[$0] }) else { return .noBinding }
+        let length = Int(raw[magic.count]) << 8 | Int(raw[magic.count + 1])
+        guard raw.count >= headerSize + length else { return .truncated }
+        guard name.count == length, length == 0 || memcmp(raw.baseAddress! + headerSize, name.baseAddress!, length) == 0 else {
+            return .otherName
+        }
+        return .payload(headerSize + length)
+    }
+
+    /// The header of a wrapped value, as ``unwrap(_:identity:location:)`` judges it.
+    private enum Header {
+        case noBinding, truncated, otherName
+        case payload(Int)
     }
 }
