@@ -97,6 +97,24 @@ struct PostgresStorageClientTests {
         }
     }
 
+    @Test("a challenge copied onto another notification does not open there: that one is skipped, each other keeps its own, in order")
+    func copiedChallenge() async throws {
+        try await TestPostgres.withDatabase { database, url in
+            let client = PostgresStorageClient(database: database, owner: "alice")
+            let push = Mechanism(issuer: "Corp", accountName: "alice", type: .push, secret: secret, challenge: "registration-challenge")
+            try await client.insert(push)
+            for index in 0..<4 {
+                try await client.save(PushNotification(messageId: "m\(index)", mechanismUUID: push.mechanismUUID, challenge: "c\(index)"))
+            }
+            try await TestPostgres.psql(url, """
+                UPDATE coffer_notifications SET challenge = (SELECT challenge FROM coffer_notifications WHERE message_id = 'm0') WHERE message_id = 'm1'
+                """)
+            #expect(try await client.notifications(of: push).map(\.challenge) == ["c0", "c2", "c3"])
+            #expect(try await client.notification(messageId: "m2", of: push)?.challenge == "c2")
+            #expect(try await client.notification(messageId: "m1", of: push) == nil)
+        }
+    }
+
     @Test("removal: refused while records are owned; with them, everything goes in one transaction")
     func removal() async throws {
         try await TestPostgres.withDatabase { database, url in

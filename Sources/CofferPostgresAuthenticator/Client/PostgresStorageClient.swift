@@ -257,12 +257,16 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
         let records = rows.compactMap { row in
             diagnostics.readable(operation, row.recordName("notification", owner: owner)) { try NotificationRecord(row, owner: owner) }
         }
+        // Each record's field identity is worked out once, and its result taken by position (a
+        // listing of a hundred notifications worked each identity out twice and looked each
+        // result up by it).
         let fields = records.map { ($0.sealedChallenge, $0.field(owner: owner)) }
-        let opened = try checked(fields, await sealer.opening(fields))
-        return records.compactMap { record in
+        let results = await sealer.opening(fields)
+        try throwDatabaseCause(in: results)
+        return zip(records, results).compactMap { record, result in
             diagnostics.readable(operation, "notification \(record.notification.messageId) of \(owner)") {
                 var notification = record.notification
-                notification.challenge = try opened.text(record.field(owner: owner))
+                notification.challenge = try result.get()
                 return notification
             }
         }
@@ -272,9 +276,14 @@ public final class PostgresStorageClient: StorageClientDiagnostics, CustomReflec
     /// (down, another key-encryption key): that is the database's failure, thrown, not a
     /// damaged record.
     func checked(_ fields: [(sealed: Data, field: String)], _ results: [Result<String, any Error>]) throws -> OpenedFields {
+        try throwDatabaseCause(in: results)
+        return OpenedFields(fields, results)
+    }
+
+    /// Throws the database's failure if a field failed because of it (see ``checked(_:_:)``).
+    func throwDatabaseCause(in results: [Result<String, any Error>]) throws {
         for case .failure(let error) in results {
             if let cause = PostgresStorageError.databaseCause(of: error) { throw cause }
         }
-        return OpenedFields(fields, results)
     }
 }
