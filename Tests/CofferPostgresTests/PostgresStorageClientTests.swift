@@ -97,15 +97,21 @@ struct PostgresStorageClientTests {
         }
     }
 
+    /// A push mechanism of Corp: alice, stored with `count` notifications `m0`… (challenges `c0`…).
+    private func storedPush(_ client: PostgresStorageClient, notifications count: Int) async throws -> Mechanism {
+        let push = Mechanism(issuer: "Corp", accountName: "alice", type: .push, secret: secret, challenge: "registration-challenge")
+        try await client.insert(push)
+        for index in 0..<count {
+            try await client.save(PushNotification(messageId: "m\(index)", mechanismUUID: push.mechanismUUID, challenge: "c\(index)"))
+        }
+        return push
+    }
+
     @Test("a challenge copied onto another notification does not open there: that one is skipped, each other keeps its own, in order")
     func copiedChallenge() async throws {
         try await TestPostgres.withDatabase { database, url in
             let client = PostgresStorageClient(database: database, owner: "alice")
-            let push = Mechanism(issuer: "Corp", accountName: "alice", type: .push, secret: secret, challenge: "registration-challenge")
-            try await client.insert(push)
-            for index in 0..<4 {
-                try await client.save(PushNotification(messageId: "m\(index)", mechanismUUID: push.mechanismUUID, challenge: "c\(index)"))
-            }
+            let push = try await storedPush(client, notifications: 4)
             try await TestPostgres.psql(url, """
                 UPDATE coffer_notifications SET challenge = (SELECT challenge FROM coffer_notifications WHERE message_id = 'm0') WHERE message_id = 'm1'
                 """)
@@ -119,12 +125,8 @@ struct PostgresStorageClientTests {
     func removal() async throws {
         try await TestPostgres.withDatabase { database, url in
             let client = PostgresStorageClient(database: database, owner: "alice")
-            let push = Mechanism(issuer: "Corp", accountName: "alice", type: .push, secret: secret, challenge: "registration-challenge")
-            try await client.insert(push)
+            let push = try await storedPush(client, notifications: 3)
             try await client.insert(totp("Corp", "alice"))
-            for index in 0..<3 {
-                try await client.save(PushNotification(messageId: "m\(index)", mechanismUUID: push.mechanismUUID, challenge: "c\(index)"))
-            }
             #expect(try await client.notifications(of: push).map(\.challenge) == ["c0", "c1", "c2"])
             let corp = Account(issuer: "Corp", accountName: "alice")
             await #expect(throws: StorageClientError.self) { try await client.delete(corp) }

@@ -31,16 +31,7 @@ public enum IdentityBinding {
 
     /// The identity `data` was wrapped with.
     public static func identity(of data: Data, location: String) throws(StorageError) -> String {
-        let data = Data(data)
-        let headerSize = magic.count + 2
-        guard data.count >= headerSize, Array(data.prefix(magic.count)) == magic else {
-            throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
-        }
-        let length = Int(data[magic.count]) << 8 | Int(data[magic.count + 1])
-        guard data.count >= headerSize + length else {
-            throw .corrupted(location: location, reason: "the identity binding is truncated")
-        }
-        return String(decoding: data[headerSize..<(headerSize + length)], as: UTF8.self)
+        name(in: data, at: try nameRange(in: data, location: location))
     }
 
     /// Returns the payload of `data` after checking that it was wrapped with `identity`.
@@ -55,35 +46,52 @@ public enum IdentityBinding {
         // `café` (NFD) would pass for `café` (NFC), another name, and another file. The name
         // found is made into text only when it differs. The header is read in one look at the
         // bytes (a listing unwraps thousands of fields; Data's generic prefix and per-byte
-        // subscripts cost ten times this).
+        // subscripts cost more than three times this).
+        let name = try nameRange(in: data, location: location)
         var expected = identity
-        let found = expected.withUTF8 { name in
-            data.withUnsafeBytes { raw in Self.payloadOffset(in: raw, name: UnsafeRawBufferPointer(name)) }
+        let same = expected.withUTF8 { wanted in
+            data.withUnsafeBytes { raw in
+                wanted.count == name.count && (name.isEmpty || memcmp(raw.baseAddress! + name.lowerBound, wanted.baseAddress!, name.count) == 0)
+            }
         }
-        switch found {
-        case .noBinding: throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
-        case .truncated: throw .corrupted(location: location, reason: "the identity binding is truncated")
-        case .otherName:
-            throw .identityMismatch(location: location, expected: identity, found: try Self.identity(of: data, location: location))
-        case .payload(let offset): return data[(data.startIndex + offset)...]
+        guard same else {
+            throw .identityMismatch(location: location, expected: identity, found: Self.name(in: data, at: name))
         }
+        return data[(data.startIndex + name.upperBound)...]
     }
 
-    /// What the header of `raw` says: where the payload starts when it is bound to `name`.
-    private static func payloadOffset(in raw: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer) -> Header {
+    /// Where the name lies in `data` (offsets from its start); a missing or truncated header is
+    /// ``StorageError/corrupted(location:reason:)``.
+    private static func nameRange(in data: Data, location: String) throws(StorageError) -> Range<Int> {
+        try data.withUnsafeBytes { raw in Self.header(of: raw) }.get(location: location)
+    }
+
+    /// The name at `range` of `data`, as text.
+    private static func name(in data: Data, at range: Range<Int>) -> String {
+        String(decoding: data[(data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)], as: UTF8.self)
+    }
+
+    /// Where the name lies in `raw`, a wrapped value (offsets from its start), or why it has none.
+    private static func header(of raw: UnsafeRawBufferPointer) -> Header {
         let headerSize = magic.count + 2
         guard raw.count >= headerSize, magic.indices.allSatisfy({ raw[$0] == magic[$0] }) else { return .noBinding }
         let length = Int(raw[magic.count]) << 8 | Int(raw[magic.count + 1])
         guard raw.count >= headerSize + length else { return .truncated }
-        guard name.count == length, length == 0 || memcmp(raw.baseAddress! + headerSize, name.baseAddress!, length) == 0 else {
-            return .otherName
-        }
-        return .payload(headerSize + length)
+        return .name(headerSize..<(headerSize + length))
     }
 
-    /// The header of a wrapped value, as ``unwrap(_:identity:location:)`` judges it.
+    /// The header of a wrapped value: where its name lies, or why it has none.
     private enum Header {
-        case noBinding, truncated, otherName
-        case payload(Int)
+        case noBinding, truncated
+        case name(Range<Int>)
+
+        /// The name's range, or the damage as ``StorageError/corrupted(location:reason:)``.
+        func get(location: String) throws(StorageError) -> Range<Int> {
+            switch self {
+            case .noBinding: throw .corrupted(location: location, reason: "the decrypted data carries no identity binding")
+            case .truncated: throw .corrupted(location: location, reason: "the identity binding is truncated")
+            case .name(let range): return range
+            }
+        }
     }
 }
