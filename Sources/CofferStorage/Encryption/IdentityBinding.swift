@@ -20,12 +20,15 @@ public enum IdentityBinding {
         guard length <= Int(UInt16.max) else {
             throw .invalidName(String(identity.prefix(64)) + "…", reason: "it is longer than 65535 bytes")
         }
-        var data = Data(capacity: magic.count + 2 + length + payload.count)
-        data.append(contentsOf: magic)
-        data.append(UInt8(length >> 8))
-        data.append(UInt8(length & 0xFF))
-        name.withUTF8 { data.append($0) }
-        data.append(payload)
+        // Written in place, in one allocation: appending part by part cost more than sealing.
+        var data = Data(count: magic.count + 2 + length + payload.count)
+        data.withUnsafeMutableBytes { bytes in
+            var offset = bytes.copyBytes(from: magic, at: 0)
+            bytes[offset] = UInt8(length >> 8)
+            bytes[offset + 1] = UInt8(length & 0xFF)
+            offset = name.withUTF8 { bytes.copyBytes(from: UnsafeRawBufferPointer($0), at: offset + 2) }
+            _ = payload.withUnsafeBytes { bytes.copyBytes(from: $0, at: offset) }
+        }
         return data
     }
 
@@ -93,5 +96,13 @@ public enum IdentityBinding {
             case .name(let range): return range
             }
         }
+    }
+}
+
+extension UnsafeMutableRawBufferPointer {
+    /// Copies `source` to `offset` and returns the offset after it.
+    fileprivate func copyBytes<Source: Collection<UInt8>>(from source: Source, at offset: Int) -> Int {
+        UnsafeMutableRawBufferPointer(rebasing: self[offset...]).copyBytes(from: source)
+        return offset + source.count
     }
 }

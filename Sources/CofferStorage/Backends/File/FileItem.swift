@@ -79,7 +79,10 @@ struct FileItem<T: Codable & Sendable>: Storage {
 
 /// JSON encoding of stored values, with errors that never quote the data.
 package enum ValueCoding {
+    /// `value` as JSON: written in one pass (``StreamingJSONEncoder``), or by Foundation's
+    /// `JSONEncoder` when the value needs what that does not write (and for its errors).
     package static func encode<T: Encodable>(_ value: T) throws(StorageError) -> Data {
+        if let json = try? StreamingJSONEncoder.encode(value) { return json }
         do {
             return try JSONEncoder().encode(value)
         } catch {

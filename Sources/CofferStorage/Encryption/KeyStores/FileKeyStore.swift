@@ -119,13 +119,17 @@ public struct FileKeyStore: KeyRingStore {
     /// The file is looked at before it is read, so a cached ring is never newer than its stamp:
     /// another process's rotation (a new file, renamed into place) is seen on the next call.
     private func read(_ alias: String) throws -> KeyRing? {
+        let cached = cache[alias]
+        // The path of a ring read before is kept with it: escaping the alias costs more than
+        // the `lstat` it is for.
+        let path = try cached?.path ?? directoryPath + "/" + Self.checkedFileName(for: alias)
         let stamp: FileStamp?
-        switch FileStamp.of(directoryPath + "/" + (try Self.checkedFileName(for: alias))) {
+        switch FileStamp.of(path) {
         case .missing:
-            cache[alias] = nil
+            if cached != nil { cache[alias] = nil }
             return nil
         case .found(let found):
-            if let cached = cache[alias], cached.stamp == found { return cached.ring }
+            if let cached, cached.stamp == found { return cached.ring }
             stamp = found
         case .unknown:
             stamp = nil  // cannot tell: read the file, which reports why it cannot be read
@@ -138,7 +142,7 @@ public struct FileKeyStore: KeyRingStore {
             throw KeyStoreError.storageFailed(alias: alias, cause: error)
         }
         let ring = try data.map { try decode($0, alias: alias, file: file) }
-        cache[alias] = stamp.flatMap { stamp in ring.map { (stamp, $0) } }
+        cache[alias] = stamp.flatMap { stamp in ring.map { KeyRingCache.Entry(path: path, stamp: stamp, ring: $0) } }
         return ring
     }
 
@@ -211,9 +215,16 @@ struct FileStamp: Equatable, Sendable {
 
 /// Key rings read from files, by alias.
 private final class KeyRingCache: Sendable {
-    private let rings = Mutex<[String: (stamp: FileStamp, ring: KeyRing)]>([:])
+    /// A ring, the identity of the file it was read from, and that file's path.
+    struct Entry: Sendable {
+        var path: String
+        var stamp: FileStamp
+        var ring: KeyRing
+    }
 
-    subscript(alias: String) -> (stamp: FileStamp, ring: KeyRing)? {
+    private let rings = Mutex<[String: Entry]>([:])
+
+    subscript(alias: String) -> Entry? {
         get { rings.withLock { $0[alias] } }
         set { rings.withLock { $0[alias] = newValue } }
     }
