@@ -166,6 +166,22 @@ struct StreamingJSONEncoderTests {
         }
     }
 
+    struct Deep: Codable, Equatable {
+        var children: [Deep]
+        static func nested(_ depth: Int) -> Deep {
+            (0..<depth).reduce(Deep(children: [])) { inner, _ in Deep(children: [inner]) }
+        }
+    }
+
+    @Test("a value nested deeper than 256 containers goes to JSONEncoder, which refuses it past 510 as before")
+    func depth() throws {
+        // 127 levels are 255 containers (an object and its array each, and the outermost object).
+        try expectSameAsFoundation(Deep.nested(127))
+        #expect(throws: StreamingJSONEncoder.Unsupported.self) { try StreamingJSONEncoder.encode(Deep.nested(128)) }
+        #expect(try decoded(Deep.nested(200)) == Deep.nested(200))
+        #expect(throws: StorageError.self) { try ValueCoding.encode(Deep.nested(300)) }
+    }
+
     @Test("a stored value written by the one-pass encoder reads back, sealed and plain")
     func storedRoundTrip() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-json-\(UUID().uuidString)")

@@ -52,9 +52,14 @@ struct JSONOutput {
         if !unsupported { slotDue = true }
     }
 
-    /// Opens an object or an array in the value due; returns its id (`-1` when none was due).
+    /// The most containers open at once. `JSONEncoder` refuses a value about twice as deep
+    /// (and `JSONDecoder` would not read it back); a deeper value is left to it.
+    static let maximumDepth = 256
+
+    /// Opens an object or an array in the value due; returns its id (`-1` when none was due,
+    /// or ``maximumDepth`` containers are open).
     mutating func open(object: Bool) -> Int {
-        guard slotDue, !unsupported else {
+        guard slotDue, !unsupported, frames.count < Self.maximumDepth else {
             unsupported = true
             return -1
         }

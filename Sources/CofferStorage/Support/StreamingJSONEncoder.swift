@@ -15,6 +15,7 @@ import Foundation
 /// - `Data`, `URL` and `Decimal`, which `JSONEncoder` writes its own way (base64, a string, a
 ///   number);
 /// - a non-finite `Double` or `Float` (`JSONEncoder` refuses them);
+/// - a value nested more than ``JSONOutput/maximumDepth`` containers deep;
 /// - a key written twice in one object;
 /// - a container written to after a container opened later was, a second container asked of
 ///   one value, a value that encodes nothing, and `superEncoder`.
@@ -53,10 +54,9 @@ extension StreamingJSONEncoder {
 
         /// Encodes `value` as the value due, then closes every container it opened.
         func encodeValue<T: Encodable>(_ value: T) throws {
-            if T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
-                output.markUnsupported()
-                return
-            }
+            if T.self == Data.self || T.self == URL.self || T.self == Decimal.self { output.markUnsupported() }
+            // Stops at once: a value nested too deep would otherwise be walked to its end.
+            guard !output.unsupported else { throw Unsupported() }
             let depth = output.depth
             try value.encode(to: self)
             output.close(downTo: depth)
