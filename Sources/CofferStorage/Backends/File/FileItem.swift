@@ -14,10 +14,14 @@ struct FileItem<T: Codable & Sendable>: Storage {
     /// encryptor's keys cannot be looked at.
     let registry: SealedFileRegistry?
     private let registered = RegistrationMark()
+    /// Why `name` cannot be a file name here, worked out once (the name never changes): every
+    /// operation throws it.
+    private let nameProblem: StorageError?
 
     init(directory: URL, fileName: String, sealing: ItemSealing) {
         self.file = DurableFile(url: directory.appendingPathComponent(fileName))
         self.name = fileName
+        self.nameProblem = FileName.validate(fileName)
         self.sealing = sealing
         if case .sealed(let encryptor) = sealing, let keyed = encryptor as? any KeyAwareEncryptor {
             registry = SealedFileRegistry(directory: directory, keyAlias: keyed.keyAlias)
@@ -73,7 +77,7 @@ struct FileItem<T: Codable & Sendable>: Storage {
     }
 
     private func checkName() throws(StorageError) {
-        if let error = FileName.validate(name) { throw error }
+        if let nameProblem { throw nameProblem }
     }
 }
 
