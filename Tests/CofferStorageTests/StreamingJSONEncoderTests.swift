@@ -166,6 +166,100 @@ struct StreamingJSONEncoderTests {
         }
     }
 
+    // What helper-20's review found (2026-11-29): each failed before its fix.
+
+    struct NamedKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+    struct Refused: Error {}
+
+    /// Writes part of its object, then throws.
+    struct HalfWritten: Codable, Equatable {
+        init() {}
+        init(from decoder: any Decoder) throws { throw Refused() }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: NamedKey.self)
+            try container.encode(1, forKey: NamedKey("x"))
+            throw Refused()
+        }
+    }
+
+    /// Goes on after an element failed, in an object and in an array.
+    struct SkipsFailures: Codable, Equatable {
+        var failing: HalfWritten?
+        var kept: Int
+        var list: [Int]
+        enum CodingKeys: CodingKey { case failing, kept, list }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try? container.encode(failing, forKey: .failing)
+            try container.encode(kept, forKey: .kept)
+            var list = container.nestedUnkeyedContainer(forKey: .list)
+            try? list.encode(HalfWritten())
+            for element in self.list { try list.encode(element) }
+        }
+    }
+
+    struct Wide: Codable, Equatable {
+        var small: Int128 = Int128.min
+        var large: UInt128 = UInt128.max
+        var inArray: [Int128] = [1, -1, Int128(Int64.max) * 4]
+    }
+
+    /// Reads an array's count through a copy of its container.
+    struct CountsThroughCopy: Encodable {
+        func encode(to encoder: any Encoder) throws {
+            var list = encoder.unkeyedContainer()
+            let copy = list
+            try list.encode(7)
+            try list.encode(copy.count)
+        }
+    }
+
+    /// Writes `count` keys, the last one again if `repeatLast`.
+    struct ManyKeys: Encodable {
+        var count: Int
+        var repeatLast: Bool
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: NamedKey.self)
+            for index in 0..<count { try container.encode(index, forKey: NamedKey("k\(index)")) }
+            if repeatLast { try container.encode(0, forKey: NamedKey("k\(count - 1)")) }
+        }
+    }
+
+    @Test("an element that wrote part of itself and threw is dropped, as JSONEncoder drops it, when the value goes on")
+    func caughtErrors() throws {
+        let value = SkipsFailures(failing: HalfWritten(), kept: 1, list: [2, 3])
+        #expect(throws: StreamingJSONEncoder.Unsupported.self) { try StreamingJSONEncoder.encode(value) }
+        let json = try JSONSerialization.jsonObject(with: ValueCoding.encode(value)) as? NSDictionary
+        #expect(json == ["kept": 1, "list": [2, 3]] as NSDictionary)
+    }
+
+    @Test("Int128 and UInt128 are numbers, as JSONEncoder writes them")
+    func wideIntegers() throws {
+        let fast = try StreamingJSONEncoder.encode(Wide())
+        #expect(try JSONDecoder().decode(Wide.self, from: fast) == Wide())
+        #expect(String(decoding: fast, as: UTF8.self).contains("\"large\":\(UInt128.max)"))
+    }
+
+    @Test("an array's count is read through a copy of its container, as JSONEncoder's is")
+    func countThroughCopy() throws {
+        #expect(try JSONDecoder().decode([Int].self, from: ValueCoding.encode(CountsThroughCopy())) == [7, 1])
+    }
+
+    @Test("a key written twice is found among many (past the keys compared one by one)", arguments: [3, 16, 17, 40, 5_000])
+    func repeatedKeyAmongMany(_ count: Int) throws {
+        let distinct = try StreamingJSONEncoder.encode(ManyKeys(count: count, repeatLast: false))
+        #expect(try JSONDecoder().decode([String: Int].self, from: distinct).count == count)
+        #expect(throws: StreamingJSONEncoder.Unsupported.self) { try StreamingJSONEncoder.encode(ManyKeys(count: count, repeatLast: true)) }
+        let big = Dictionary(uniqueKeysWithValues: (0..<count).map { ("key \($0)", $0) })
+        #expect(try JSONDecoder().decode([String: Int].self, from: StreamingJSONEncoder.encode(big)) == big)
+    }
+
     struct Deep: Codable, Equatable {
         var children: [Deep]
         static func nested(_ depth: Int) -> Deep {

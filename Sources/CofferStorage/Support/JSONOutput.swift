@@ -19,7 +19,12 @@ struct JSONOutput {
         /// Where this object's keys begin in ``keys``.
         let firstKey: Int
         var count = 0
+        /// This object's keys as a set, once it has more than ``keysLookedAtOneByOne``.
+        var keySet: Set<String>?
     }
+    /// An object with up to this many keys finds a repeated key by comparing each; a larger one
+    /// keeps a set (an object of many keys would otherwise take quadratic time).
+    private static let keysLookedAtOneByOne = 16
     private var frames: [Frame] = []
     /// The keys written in the open objects, outermost first.
     private var keys: [String] = []
@@ -83,11 +88,10 @@ struct JSONOutput {
         }
         close(downTo: index + 1)
         if let key {
-            guard !keys[frames[index].firstKey...].contains(key) else {
+            guard isNew(key, in: index) else {
                 unsupported = true
                 return false
             }
-            keys.append(key)
         }
         if frames[index].count > 0 { bytes.append(UInt8(ascii: ",")) }
         frames[index].count += 1
@@ -96,6 +100,24 @@ struct JSONOutput {
             bytes.append(UInt8(ascii: ":"))
         }
         return true
+    }
+
+    /// Whether `key` is not yet in the object at `index`; records it.
+    private mutating func isNew(_ key: String, in index: Int) -> Bool {
+        if frames[index].keySet != nil { return frames[index].keySet!.insert(key).inserted }
+        let written = keys[frames[index].firstKey...]
+        guard !written.contains(key) else { return false }
+        if written.count < Self.keysLookedAtOneByOne {
+            keys.append(key)
+        } else {
+            frames[index].keySet = Set(written).union([key])
+        }
+        return true
+    }
+
+    /// The number of elements written in container `frame`; `nil` once it is closed.
+    func count(in frame: Int) -> Int? {
+        frames.last { $0.id == frame }?.count
     }
 
     /// Writes `scalar` as the next element of container `frame`.

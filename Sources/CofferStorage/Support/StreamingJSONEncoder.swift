@@ -15,6 +15,8 @@ import Foundation
 /// - `Data`, `URL` and `Decimal`, which `JSONEncoder` writes its own way (base64, a string, a
 ///   number);
 /// - a non-finite `Double` or `Float` (`JSONEncoder` refuses them);
+/// - a value that wrote part of an element and threw (should the value catch the error and go
+///   on, `JSONEncoder` drops that element);
 /// - a value nested more than ``JSONOutput/maximumDepth`` containers deep;
 /// - a key written twice in one object;
 /// - a container written to after a container opened later was, a second container asked of
@@ -58,7 +60,14 @@ extension StreamingJSONEncoder {
             // Stops at once: a value nested too deep would otherwise be walked to its end.
             guard !output.unsupported else { throw Unsupported() }
             let depth = output.depth
-            try value.encode(to: self)
+            do {
+                try value.encode(to: self)
+            } catch {
+                // What it wrote before throwing stays written: if the value goes on (catching
+                // the error), `JSONEncoder` encodes it instead, which drops the element.
+                output.markUnsupported()
+                throw error
+            }
             output.close(downTo: depth)
         }
 
@@ -121,6 +130,8 @@ extension StreamingJSONEncoder {
         mutating func encode(_ value: UInt16, forKey key: Key) throws { write(.number(value.description), key) }
         mutating func encode(_ value: UInt32, forKey key: Key) throws { write(.number(value.description), key) }
         mutating func encode(_ value: UInt64, forKey key: Key) throws { write(.number(value.description), key) }
+        mutating func encode(_ value: Int128, forKey key: Key) throws { write(.number(value.description), key) }
+        mutating func encode(_ value: UInt128, forKey key: Key) throws { write(.number(value.description), key) }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if writer.output.beginElement(in: frame, key: key.stringValue) { try writer.encodeElement(value, at: key) }
@@ -152,12 +163,16 @@ extension StreamingJSONEncoder {
         let writer: Writer
         let frame: Int
         let codingPath: [any CodingKey]
-        private(set) var count = 0
 
-        init(writer: Writer, frame: Int, codingPath: [any CodingKey]) {
-            self.writer = writer
-            self.frame = frame
-            self.codingPath = codingPath
+        /// The elements written, read from the output as `JSONEncoder`'s container reads its
+        /// storage (a copy of this container sees them too). A closed array has no count to
+        /// give: unsupported.
+        var count: Int {
+            guard let count = writer.output.count(in: frame) else {
+                writer.output.markUnsupported()
+                return 0
+            }
+            return count
         }
 
         mutating func encodeNil() throws { write(.null) }
@@ -179,16 +194,16 @@ extension StreamingJSONEncoder {
         mutating func encode(_ value: UInt16) throws { write(.number(value.description)) }
         mutating func encode(_ value: UInt32) throws { write(.number(value.description)) }
         mutating func encode(_ value: UInt64) throws { write(.number(value.description)) }
+        mutating func encode(_ value: Int128) throws { write(.number(value.description)) }
+        mutating func encode(_ value: UInt128) throws { write(.number(value.description)) }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
-            let index = count
-            count += 1
-            if writer.output.beginElement(in: frame, key: nil) { try writer.encodeElement(value, at: ArrayIndex(intValue: index)) }
+            let key = ArrayIndex(intValue: count)
+            if writer.output.beginElement(in: frame, key: nil) { try writer.encodeElement(value, at: key) }
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
             let key = ArrayIndex(intValue: count)
-            count += 1
             if writer.output.beginElement(in: frame, key: nil) { writer.output.expectValue() }
             return KeyedEncodingContainer(KeyedContainer<NestedKey>(
                 writer: writer, frame: writer.output.open(object: true), codingPath: codingPath + [key]))
@@ -196,15 +211,13 @@ extension StreamingJSONEncoder {
 
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
             let key = ArrayIndex(intValue: count)
-            count += 1
             if writer.output.beginElement(in: frame, key: nil) { writer.output.expectValue() }
             return UnkeyedContainer(writer: writer, frame: writer.output.open(object: false), codingPath: codingPath + [key])
         }
 
         mutating func superEncoder() -> any Encoder { writer.unsupportedEncoder() }
 
-        private mutating func write(_ scalar: JSONOutput.Scalar) {
-            count += 1
+        private func write(_ scalar: JSONOutput.Scalar) {
             writer.output.write(scalar, in: frame, key: nil)
         }
     }
@@ -233,6 +246,8 @@ extension StreamingJSONEncoder {
         mutating func encode(_ value: UInt16) throws { writer.output.writeDue(.number(value.description)) }
         mutating func encode(_ value: UInt32) throws { writer.output.writeDue(.number(value.description)) }
         mutating func encode(_ value: UInt64) throws { writer.output.writeDue(.number(value.description)) }
+        mutating func encode(_ value: Int128) throws { writer.output.writeDue(.number(value.description)) }
+        mutating func encode(_ value: UInt128) throws { writer.output.writeDue(.number(value.description)) }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
             // The value due is still due: `value` fills it with a container or a value of its own.
