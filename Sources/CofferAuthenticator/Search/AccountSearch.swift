@@ -101,13 +101,10 @@ public enum AccountSearch {
             guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
             var start = 0
             var end = bytes.count
-            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            while start < end, isASCIIBlank(bytes[start]) { start += 1 }
+            while end > start, isASCIIBlank(bytes[end - 1]) { end -= 1 }
             return String(unsafeUninitializedCapacity: end - start) { folded in
-                for offset in 0..<(end - start) {
-                    let byte = bytes[start + offset]
-                    folded[offset] = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
-                }
+                for offset in 0..<(end - start) { folded[offset] = asciiLowercased(bytes[start + offset]) }
                 return end - start
             }
         }
@@ -115,6 +112,12 @@ public enum AccountSearch {
         return text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
             .trimmingCharacters(in: .whitespaces)
     }
+
+    /// What ``fold(_:)`` trims from ASCII text: spaces and tabs.
+    private static func isASCIIBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+
+    /// An ASCII byte as ``fold(_:)`` folds it: upper-case letters lowered.
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
 
     /// A folded query, compared with folded names without building them: matching 1,000
     /// accounts built and folded four strings for each, a seventh of a `coffer code`.
@@ -146,17 +149,12 @@ public enum AccountSearch {
                         func byte(_ index: Int) -> UInt8 {
                             index < a.count ? a[index] : index < a.count + b.count ? b[index - a.count] : c[index - a.count - b.count]
                         }
-                        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
                         var start = 0
                         var end = a.count + b.count + c.count
-                        while start < end, blank(byte(start)) { start += 1 }
-                        while end > start, blank(byte(end - 1)) { end -= 1 }
+                        while start < end, isASCIIBlank(byte(start)) { start += 1 }
+                        while end > start, isASCIIBlank(byte(end - 1)) { end -= 1 }
                         guard end - start == query.count else { return false }
-                        for offset in 0..<query.count {
-                            let found = byte(start + offset)
-                            if ((0x41...0x5A).contains(found) ? found | 0x20 : found) != query[offset] { return false }
-                        }
-                        return true
+                        return (0..<query.count).allSatisfy { asciiLowercased(byte(start + $0)) == query[$0] }
                     }
                 }
             }

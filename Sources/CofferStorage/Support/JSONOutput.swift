@@ -80,9 +80,7 @@ struct JSONOutput {
     /// that container is closed or `key` was written in it before.
     mutating func beginElement(in frame: Int, key: String?) -> Bool {
         guard !unsupported else { return false }
-        var index = frames.count - 1
-        while index >= 0, frames[index].id != frame { index -= 1 }
-        guard index >= 0 else {
+        guard let index = index(of: frame) else {
             unsupported = true
             return false
         }
@@ -117,7 +115,12 @@ struct JSONOutput {
 
     /// The number of elements written in container `frame`; `nil` once it is closed.
     func count(in frame: Int) -> Int? {
-        frames.last { $0.id == frame }?.count
+        index(of: frame).map { frames[$0].count }
+    }
+
+    /// Where container `frame` is among the open ones; `nil` once it is closed.
+    private func index(of frame: Int) -> Int? {
+        frames.lastIndex { $0.id == frame }
     }
 
     /// Writes `scalar` as the next element of container `frame`.
@@ -151,9 +154,8 @@ struct JSONOutput {
 
     private mutating func write(_ scalar: Scalar) {
         switch scalar {
-        case .null: bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
-        case .bool(true): bytes.append(contentsOf: [UInt8(ascii: "t"), UInt8(ascii: "r"), UInt8(ascii: "u"), UInt8(ascii: "e")])
-        case .bool(false): bytes.append(contentsOf: [UInt8(ascii: "f"), UInt8(ascii: "a"), UInt8(ascii: "l"), UInt8(ascii: "s"), UInt8(ascii: "e")])
+        case .null: bytes.append(contentsOf: "null".utf8)
+        case .bool(let value): bytes.append(contentsOf: (value ? "true" : "false").utf8)
         case .string(let text): write(string: text)
         case .number(let text): bytes.append(contentsOf: text.utf8)
         }
@@ -172,14 +174,12 @@ struct JSONOutput {
             for byte in utf8 {
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
-                case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-                case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-                case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-                case 0..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                case 0x0A: bytes.append(contentsOf: "\\n".utf8)
+                case 0x0D: bytes.append(contentsOf: "\\r".utf8)
+                case 0x09: bytes.append(contentsOf: "\\t".utf8)
+                case 0x08: bytes.append(contentsOf: "\\b".utf8)
+                case 0x0C: bytes.append(contentsOf: "\\f".utf8)
+                case 0..<0x20: bytes.append(contentsOf: ("\\u00" + [byte].hexString).utf8)
                 default: bytes.append(byte)
                 }
             }

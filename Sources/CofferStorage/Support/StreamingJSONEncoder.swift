@@ -88,14 +88,8 @@ extension StreamingJSONEncoder {
         }
     }
 
-    /// A number or a flag as a JSON scalar; `nil` (and unsupported) for a non-finite number.
-    fileprivate static func scalar(_ value: Double, _ writer: Writer) -> JSONOutput.Scalar? {
-        let scalar = JSONOutput.number(value)
-        if scalar == nil { writer.output.markUnsupported() }
-        return scalar
-    }
-
-    fileprivate static func scalar(_ value: Float, _ writer: Writer) -> JSONOutput.Scalar? {
+    /// A floating-point number as a JSON scalar; `nil` (and unsupported) when it is not finite.
+    fileprivate static func scalar<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F, _ writer: Writer) -> JSONOutput.Scalar? {
         let scalar = JSONOutput.number(value)
         if scalar == nil { writer.output.markUnsupported() }
         return scalar
