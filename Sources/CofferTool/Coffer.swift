@@ -23,8 +23,15 @@ package struct Coffer: AsyncParsableCommand {
         subcommands: [AddCommand.self, ListCommand.self, CodeCommand.self, VerifyCommand.self, ShowCommand.self, RemoveCommand.self, RenameCommand.self, TrashCommand.self, RestoreCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self, LoginCommand.self, TokenCommand.self, LogoutCommand.self, SessionsCommand.self, KeyCommand.self, DoctorCommand.self, StoreCommand.self, CompletionCommand.self, ManCommand.self, ClipboardClearCommand.self])
 
     /// Runs the tool on this process's command line (`coffer`, and `coffer-session` with the
-    /// session commands' work in place: ``SessionCommands``).
-    package static func runFromCommandLine() async {
+    /// session commands' work in place: ``SessionCommands``), on this thread: a command's async
+    /// work runs where the process started (``SyncBridge``), with no hand-off to Swift's
+    /// cooperative pool; only what must run beside it (the PostgreSQL pool, blocking keyring and
+    /// TPM calls) takes threads of its own.
+    package static func runFromCommandLine() {
+        SyncBridge.run { await runCommandLine() }
+    }
+
+    private static func runCommandLine() async {
         ProcessHardening.start()
         LoggingSystem.bootstrap { label in EscapedLogHandler(label: label, logLevel: LogLevelOption.fromEnvironment()) }
         let typed = Array(CommandLine.arguments.dropFirst())

@@ -2,6 +2,6 @@ import CofferTool
 
 // coffer-session: the coffer tool with the session commands' work in place (see
 // `SessionCommand` in CofferTool). coffer hands those commands to it; run alone, it is coffer.
-await SessionCommands.$work.withValue(OidcSessionWork()) {
-    await Coffer.runFromCommandLine()
+SessionCommands.$work.withValue(OidcSessionWork()) {
+    Coffer.runFromCommandLine()
 }

@@ -1,4 +1,4 @@
 import CofferTool
 
 // coffer: the tool. Its session commands are done by coffer-session (see `SessionCommand`).
-await Coffer.runFromCommandLine()
+Coffer.runFromCommandLine()

@@ -22,7 +22,7 @@ package struct FieldSealer: Sendable {
         try open([(sealed, field)])[0].get()
     }
 
-    /// Seals many fields with one trip to the (async) encryptor: the trip is a thread switch,
+    /// Seals many fields with one trip to the (async) encryptor: the trip is a task of its own,
     /// which costs more than sealing a field.
     package func seal(_ fields: [(text: String, field: String)]) throws -> [Data] {
         try SyncBridge.run { [self] in try await sealing(fields) }
@@ -33,11 +33,7 @@ package struct FieldSealer: Sendable {
     /// the others.
     package func open(_ fields: [(sealed: Data, field: String)]) -> [Result<String, any Error>] {
         if let opened = openedUnderKnownKeys(fields) { return opened }
-        do {
-            return try SyncBridge.run { [self] in await opening(fields) }
-        } catch {
-            return fields.map { _ in .failure(error) }
-        }
+        return SyncBridge.run { [self] in await opening(fields) }
     }
 
     /// Seals each field's text, bound to its field name.

@@ -6,9 +6,9 @@ import Synchronization
 ///
 /// Synchronous entry points (the spec's `StorageClient`, `SecuredKeyEncryptor.init?()`) block
 /// their thread while async work finishes; on a machine whose cooperative pool is one or two
-/// threads wide, that work would starve if it needed the pool too. So everything that may be
-/// waited for from a blocked thread runs here: ``SyncBridge``'s work, the PostgreSQL pool and its
-/// operations, and libsecret's blocking calls (`BlockingCallRunner`).
+/// threads wide, that work would starve if it needed the pool too. ``SyncBridge`` runs the work
+/// itself on the blocked thread; what the work waits for that runs beside it goes here: the
+/// PostgreSQL pool and its operations, and libsecret's blocking calls (`BlockingCallRunner`).
 package final class OffPoolExecutor: TaskExecutor {
     /// The executor every module shares.
     package static let shared = OffPoolExecutor()

@@ -1,25 +1,33 @@
-import Dispatch
-import Foundation
 import Synchronization
 
 /// Runs async work to completion from synchronous code (the ``StorageClient`` protocol is
 /// synchronous; encryptors and key stores are async).
 ///
-/// The work runs on ``OffPoolExecutor``, never on Swift's cooperative pool, so blocking the
-/// calling thread (which may itself be a cooperative thread) cannot starve the work it waits
-/// for. It is Coffer's one bridge from synchronous to async code.
+/// The work runs on the calling thread, which would otherwise sit blocked: its task prefers a
+/// ``CallingThreadExecutor`` that the caller drives until the work is done. So the work needs
+/// no other thread to start on, and a caller blocking a cooperative-pool thread cannot starve
+/// the work it waits for, however narrow the pool. What the work awaits elsewhere (a dispatch
+/// queue's blocking call, a PostgreSQL event loop, an actor with an executor of its own) comes
+/// back to the calling thread when it resumes. It is Coffer's one bridge from synchronous to
+/// async code.
+///
+/// Child tasks of the work run on the calling thread too, one at a time. Work that must block
+/// until another of its tasks runs belongs on ``OffPoolExecutor`` instead.
 package enum SyncBridge {
-    /// Runs `work` and blocks until it finishes.
-    package static func run<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
-        let result = Mutex<Result<R, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task(executorPreference: OffPoolExecutor.shared) {
-            let outcome: Result<R, any Error>
-            do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
+    /// Runs `work` on this thread and returns its result, or throws its error.
+    package static func run<R: Sendable, Failure: Error>(
+        _ work: @escaping @Sendable () async throws(Failure) -> R
+    ) throws(Failure) -> R {
+        let thread = CallingThreadExecutor()
+        let result = Mutex<Result<R, Failure>?>(nil)
+        Task(executorPreference: thread) {
+            let outcome: Result<R, Failure>
+            do throws(Failure) { outcome = .success(try await work()) } catch { outcome = .failure(error) }
             result.withLock { $0 = outcome }
-            done.signal()
+            thread.finish()
         }
-        done.wait()
-        return try result.withLock { $0! }.get()
+        thread.runJobs()
+        guard let outcome = result.withLock({ $0.take() }) else { preconditionFailure("a bridged task ended without a result") }
+        return try outcome.get()
     }
 }

@@ -1,39 +1,27 @@
 import CofferPostgres
 import CofferStorage
-import Foundation
+import Synchronization
 
-/// The services a command starts while it runs — the PostgreSQL pool — as children of the
-/// command's own task group, the way postgres-nio runs `client.run()`: started when the backend
-/// is opened, cancelled when the command is done, and a service that stops with an error is
-/// reported, never dropped.
+/// The services a command starts while it runs — the PostgreSQL pool — kept the way
+/// postgres-nio's `client.run()` is meant to be: started when the backend is opened, cancelled
+/// and waited for when the command is done, and a service that stops with an error is reported,
+/// never dropped. A command that opens no database starts no thread for it.
 enum CommandServices {
-    /// Where the running command takes services to start; `nil` outside ``running(_:)``.
-    @TaskLocal static var starter: AsyncStream<CofferDatabase>.Continuation?
+    /// The running command's services; `nil` outside ``running(_:)``.
+    @TaskLocal private static var current: Services?
 
     /// Runs `body` with a place for services, and returns once it is done and they stopped.
     static func running<R: Sendable>(_ body: () async throws -> R) async throws -> R {
-        let (databases, starter) = AsyncStream.makeStream(of: CofferDatabase.self)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            // Off the cooperative pool: a command blocks its thread on the database (the spec's
-            // synchronous StorageClient), and the pool must start whatever that thread is.
-            group.addTask(executorPreference: OffPoolExecutor.shared) {
-                await withDiscardingTaskGroup { services in
-                    for await database in databases {
-                        services.addTask(executorPreference: OffPoolExecutor.shared) { await run(database) }
-                    }
-                }
-            }
-            defer {
-                starter.finish()
-                group.cancelAll()
-            }
-            return try await $starter.withValue(starter) { try await body() }
-        }
+        let services = Services()
+        let result: Result<R, any Error>
+        do { result = .success(try await $current.withValue(services) { try await body() }) } catch { result = .failure(error) }
+        await services.stop()
+        return try result.get()
     }
 
-    /// Starts `database`'s pool in the running command's group.
+    /// Starts `database`'s pool for the running command.
     static func start(_ database: CofferDatabase) throws {
-        guard let starter, case .enqueued = starter.yield(database) else {
+        guard let current, current.start({ await run(database) }) else {
             throw CommandFailure("the database's connection pool has no command to run in (an internal error; please report it)")
         }
     }
@@ -47,6 +35,32 @@ enum CommandServices {
             // The command is done.
         } catch {
             StandardStreams.note("coffer: warning: the PostgreSQL connection pool stopped: \(error)")
+        }
+    }
+
+    /// The services of one command: each a task on ``OffPoolExecutor`` (a command blocks its own
+    /// thread on the database through the synchronous `StorageClient`, so the pool must run on
+    /// threads of its own), cancelled and awaited by ``stop()``.
+    private final class Services: Sendable {
+        private let state = Mutex<(tasks: [Task<Void, Never>], stopped: Bool)>(([], false))
+
+        /// Starts `service`, unless the command is done (`false`).
+        func start(_ service: @escaping @Sendable () async -> Void) -> Bool {
+            state.withLock { state in
+                guard !state.stopped else { return false }
+                state.tasks.append(Task(executorPreference: OffPoolExecutor.shared, operation: service))
+                return true
+            }
+        }
+
+        /// Cancels every service and returns once all have ended.
+        func stop() async {
+            let tasks = state.withLock { state in
+                state.stopped = true
+                return state.tasks
+            }
+            for task in tasks { task.cancel() }
+            for task in tasks { await task.value }
         }
     }
 }
