@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// ``SyncBridge``: synchronous code waits for async work, which runs on the waiting thread.
-@Suite("SyncBridge")
+@Suite("SyncBridge", .serialized)  // one test at a time: two of them block cooperative threads on purpose
 struct SyncBridgeTests {
     private struct Refused: Error, Equatable { let reason: String }
 
@@ -56,6 +56,49 @@ struct SyncBridgeTests {
         #expect(SyncBridge.run { await counter.value } == 10)
     }
 
+    // The two deadlocks an attack review (helper-21) found in the first version, where a nested
+    // call held up the outer work's other jobs on the blocked thread.
+
+    @Test("a nested call inside a child task waits for a sibling: the sibling still runs")
+    func nestedCallWaitsForASibling() throws {
+        let received = try onThreadOfItsOwn(seconds: 60) {
+            SyncBridge.run { () async -> Int in
+                let (numbers, sender) = AsyncStream.makeStream(of: Int.self)
+                return await withTaskGroup(of: Int.self) { group in
+                    // A synchronous API used in a child, waiting for what the sibling sends.
+                    group.addTask { SyncBridge.run { () async -> Int in await numbers.first { _ in true } ?? -1 } }
+                    group.addTask {
+                        sender.yield(7)
+                        sender.finish()
+                        return 0
+                    }
+                    return await group.reduce(0, +)
+                }
+            }
+        }
+        #expect(received == 7)
+    }
+
+    @Test("a nested call needs an actor that a sibling left scheduled on the blocked thread")
+    func nestedCallNeedsAnActorScheduledOnTheThread() throws {
+        let counter = Counter()
+        let total = try onThreadOfItsOwn(seconds: 60) {
+            SyncBridge.run { () async -> Int in
+                await withTaskGroup(of: Void.self) { group in
+                    // Suspended inside the actor; when the sleep ends, the actor's job is
+                    // queued for the thread that is blocked in the nested call below.
+                    group.addTask { await counter.addAfter(milliseconds: 50, 1) }
+                    group.addTask {
+                        try? await Task.sleep(for: .milliseconds(10))
+                        _ = SyncBridge.run { await counter.add(1) }
+                    }
+                }
+                return await counter.value
+            }
+        }
+        #expect(total == 2)
+    }
+
     @Test("callers blocking every cooperative thread at once still get their results")
     func blockedCooperativePool() async throws {
         // Twice as many blocking callers as the pool has threads: work that needed a free pool
@@ -80,6 +123,23 @@ struct SyncBridgeTests {
         #expect(await counter.value == callers)
     }
 
+    /// Runs `body` on a thread of its own (no cooperative thread involved), and fails the test
+    /// (instead of hanging it) if it has not returned after `seconds`.
+    private func onThreadOfItsOwn<R: Sendable>(seconds: Int, _ body: @escaping @Sendable () -> R) throws -> R {
+        let outcome = Mutex<R?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let value = body()
+            outcome.withLock { $0 = value }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .seconds(seconds)) == .success, let value = outcome.withLock({ $0.take() }) else {
+            Issue.record("the bridged call did not return within \(seconds) s: a deadlock")
+            throw CancellationError()
+        }
+        return value
+    }
+
     /// Runs `body` in a task on the cooperative pool, and fails the test (instead of hanging
     /// it) if it has not finished after `seconds`.
     private func withDeadline<R: Sendable>(seconds: Int, _ body: @escaping @Sendable () async -> R) async throws -> R {
@@ -101,4 +161,8 @@ struct SyncBridgeTests {
 private actor Counter {
     private(set) var value = 0
     func add(_ amount: Int) { value += amount }
+    func addAfter(milliseconds: Int, _ amount: Int) async {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+        value += amount
+    }
 }

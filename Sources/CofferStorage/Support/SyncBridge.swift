@@ -11,13 +11,21 @@ import Synchronization
 /// back to the calling thread when it resumes. It is Coffer's one bridge from synchronous to
 /// async code.
 ///
-/// Child tasks of the work run on the calling thread too, one at a time. Work that must block
-/// until another of its tasks runs belongs on ``OffPoolExecutor`` instead.
+/// Child tasks of the work, and actors it calls, run on the calling thread too, one at a time.
+/// While a job there blocks the thread in a nested call (a synchronous Coffer API used inside
+/// the work), the others run on ``OffPoolExecutor`` until it returns, so a sibling the nested
+/// work waits for still runs. A job that blocks the thread any other way (a semaphore another
+/// of the work's tasks signals) stops them all: async code waits by awaiting.
 package enum SyncBridge {
     /// Runs `work` on this thread and returns its result, or throws its error.
     package static func run<R: Sendable, Failure: Error>(
         _ work: @escaping @Sendable () async throws(Failure) -> R
     ) throws(Failure) -> R {
+        // Called from work this thread is running for an outer call: the outer work's other
+        // jobs go off the thread while it waits here.
+        let outer = CallingThreadExecutor.current
+        outer?.lendJobs()
+        defer { outer?.reclaimJobs() }
         let thread = CallingThreadExecutor()
         let result = Mutex<Result<R, Failure>?>(nil)
         Task(executorPreference: thread) {

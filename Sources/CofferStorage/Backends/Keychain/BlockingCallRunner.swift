@@ -6,10 +6,10 @@ import Synchronization
 /// Runs libsecret's blocking calls off Swift's cooperative thread pool, each with a deadline.
 ///
 /// Calls run on ``OffPoolExecutor``'s queue (its own threads, never the pool that runs async
-/// tasks). Each call gets a `GCancellable`; at the deadline it is cancelled, which makes
-/// libsecret return, and the call fails with ``KeychainError/timedOut``. Should the call still not
-/// return (a provider that ignores cancellation), the caller is answered `.timedOut` shortly after
-/// anyway and the stuck thread is left to finish on its own.
+/// tasks). Each call gets a `GCancellable`; at the deadline (``DeadlineWatch``) it is cancelled,
+/// which makes libsecret return, and the call fails with ``KeychainError/timedOut``. Should the
+/// call still not return (a provider that ignores cancellation), the caller is answered
+/// `.timedOut` shortly after anyway and the stuck thread is left to finish on its own.
 enum BlockingCallRunner {
     private static var queue: DispatchQueue { OffPoolExecutor.shared.queue }
     /// How long past the deadline to wait for a cancelled call before answering without it.
@@ -48,6 +48,7 @@ enum BlockingCallRunner {
         answer: @escaping @Sendable (Result<R, KeychainError>) -> Void
     ) {
         let call = Call<R>(answer: answer)
+        call.watch(DeadlineWatch.shared.watch(until: .now + timeout) { call.deadlinePassed() })
         queue.async {
             let outcome: Result<R, KeychainError>
             do throws(SecretCallError) {
@@ -57,18 +58,18 @@ enum BlockingCallRunner {
             }
             call.finish(outcome)
         }
-        queue.asyncAfter(deadline: .now() + timeout.timeInterval) { call.cancelIfRunning() }
-        queue.asyncAfter(deadline: .now() + (timeout + grace).timeInterval) { call.answerIfStillWaiting() }
     }
 
-    /// The shared state of one call: its cancellable, whether it finished or timed out, and who
-    /// answers the caller. Every field is guarded by the mutex.
+    /// The shared state of one call: its cancellable, whether it finished or timed out, who
+    /// answers the caller, and its registration with ``DeadlineWatch``. Every field is guarded
+    /// by the mutex.
     private final class Call<R: Sendable>: Sendable {
         private struct State {
             var cancellable: UnsafeMutableRawPointer?
             var finished = false
             var timedOut = false
             var answer: (@Sendable (Result<R, KeychainError>) -> Void)?
+            var watch: UInt64?
         }
 
         private let state: Mutex<State>
@@ -80,23 +81,35 @@ enum BlockingCallRunner {
         var cancellable: UnsafeMutableRawPointer? { state.withLock { $0.cancellable } }
         var didTimeOut: Bool { state.withLock { $0.timedOut } }
 
+        /// Keeps the registration of the call's deadline, to cancel it when the call returns.
+        func watch(_ registration: UInt64) {
+            state.withLock { $0.watch = registration }
+        }
+
         /// Called by the keyring thread when the call returned.
         func finish(_ outcome: Result<R, KeychainError>) {
-            let (answer, cancellable) = state.withLock { state in
-                defer { (state.finished, state.answer, state.cancellable) = (true, nil, nil) }
-                return (state.answer, state.cancellable)
+            let (answer, cancellable, watch) = state.withLock { state in
+                defer { (state.finished, state.answer, state.cancellable, state.watch) = (true, nil, nil, nil) }
+                return (state.answer, state.cancellable, state.watch)
             }
+            if let watch { DeadlineWatch.shared.cancel(watch) }
             coffer_secret_cancellable_free(cancellable)
             answer?(outcome)
         }
 
-        /// Called at the deadline.
-        func cancelIfRunning() {
-            state.withLock { state in
-                guard !state.finished else { return }
+        /// Called at the deadline: cancels a call still running, and gives it the grace period
+        /// to return before the caller is answered without it.
+        func deadlinePassed() {
+            let running = state.withLock { state in
+                state.watch = nil
+                guard !state.finished else { return false }
                 state.timedOut = true
                 coffer_secret_cancellable_cancel(state.cancellable)
+                return true
             }
+            guard running else { return }
+            // Not cancelled when the call returns within the grace: answering then is a no-op.
+            _ = DeadlineWatch.shared.watch(until: .now + BlockingCallRunner.grace) { self.answerIfStillWaiting() }
         }
 
         /// Called after the grace period: answers `.timedOut` if the call never returned.

@@ -1,22 +1,23 @@
 import Dispatch
 import Synchronization
 
-/// One timer for every database operation under a deadline: each operation registers when it
-/// must be answered and what to do then, and a single dispatch timer wakes at the earliest of
-/// them, instead of a timer task per operation.
+/// One timer for every call under a deadline — a PostgreSQL operation (`OperationDeadline`), a
+/// blocking keyring call (`BlockingCallRunner`): each registers when it must be answered and
+/// what to do then, and a single dispatch timer wakes at the earliest of them, instead of a
+/// timer per call.
 ///
-/// A timer per operation (a `Task.sleep` that every operation started and then cancelled) cost
-/// each operation a task, a timer registered with libdispatch's manager thread and its
-/// cancellation: about 15 µs of every save or get under 64 concurrent callers (P7). Here an
-/// operation costs a lock and a dictionary entry; a new timer is asked for only when a deadline
-/// comes before every one already waited for.
+/// A timer per call cost each call a timer registered with libdispatch's manager thread, and
+/// its firing long after the call was answered: about 15 µs of every PostgreSQL save or get
+/// under 64 concurrent callers (P7), and 5–7 µs of CPU for each of a keyring call's two
+/// `asyncAfter`s. Here a call costs a lock and a dictionary entry; a new timer is asked for only
+/// when a deadline comes before every one already waited for.
 ///
 /// The timer fires on a serial queue of its own, which libdispatch gives a thread even when the
 /// threads that run Coffer's blocking work (``OffPoolExecutor``) and Swift's cooperative pool are
-/// all busy: a deadline is answered on time however many operations are stuck.
-final class DeadlineWatch: Sendable {
-    /// The watch every ``OperationDeadline`` uses.
-    static let shared = DeadlineWatch()
+/// all busy: a deadline is answered on time however many calls are stuck.
+package final class DeadlineWatch: Sendable {
+    /// The watch every caller shares.
+    package static let shared = DeadlineWatch()
 
     private struct Entry {
         let deadline: ContinuousClock.Instant
@@ -31,11 +32,14 @@ final class DeadlineWatch: Sendable {
     }
 
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "org.coffer.postgres.deadlines")
+    private let queue = DispatchQueue(label: "org.coffer.deadlines")
+
+    /// A watch of its own (tests); everything else shares ``shared``.
+    package init() {}
 
     /// Calls `expire` once `deadline` has passed, unless ``cancel(_:)`` comes first. Returns
     /// the registration to cancel.
-    func watch(until deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
+    package func watch(until deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
         let (id, wake) = state.withLock { state -> (UInt64, ContinuousClock.Instant?) in
             state.nextID += 1
             state.entries[state.nextID] = Entry(deadline: deadline, expire: expire)
@@ -48,7 +52,7 @@ final class DeadlineWatch: Sendable {
     }
 
     /// Forgets a registration (its operation was answered); nothing happens if it expired.
-    func cancel(_ id: UInt64) {
+    package func cancel(_ id: UInt64) {
         _ = state.withLock { $0.entries.removeValue(forKey: id) }
     }
 

@@ -1,8 +1,8 @@
-@testable import CofferPostgres
+import CofferStorage
 import Synchronization
 import Testing
 
-/// The one timer every PostgreSQL operation's deadline shares.
+/// The one timer every PostgreSQL operation's and keyring call's deadline shares.
 @Suite("DeadlineWatch")
 struct DeadlineWatchTests {
     /// What fired, and when.
