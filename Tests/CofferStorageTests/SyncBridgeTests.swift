@@ -126,27 +126,20 @@ struct SyncBridgeTests {
     /// Runs `body` on a thread of its own (no cooperative thread involved), and fails the test
     /// (instead of hanging it) if it has not returned after `seconds`.
     private func onThreadOfItsOwn<R: Sendable>(seconds: Int, _ body: @escaping @Sendable () -> R) throws -> R {
-        let outcome = Mutex<R?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            let value = body()
-            outcome.withLock { $0 = value }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + .seconds(seconds)) == .success, let value = outcome.withLock({ $0.take() }) else {
-            Issue.record("the bridged call did not return within \(seconds) s: a deadlock")
-            throw CancellationError()
-        }
-        return value
+        try waitAtMost(seconds) { deliver in Thread.detachNewThread { deliver(body()) } }
     }
 
     /// Runs `body` in a task on the cooperative pool, and fails the test (instead of hanging
     /// it) if it has not finished after `seconds`.
     private func withDeadline<R: Sendable>(seconds: Int, _ body: @escaping @Sendable () async -> R) async throws -> R {
+        try waitAtMost(seconds) { deliver in Task.detached { deliver(await body()) } }
+    }
+
+    /// Starts something that delivers one value, and waits for it at most `seconds`.
+    private func waitAtMost<R: Sendable>(_ seconds: Int, _ start: (@escaping @Sendable (R) -> Void) -> Void) throws -> R {
         let outcome = Mutex<R?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            let value = await body()
+        start { value in
             outcome.withLock { $0 = value }
             done.signal()
         }
