@@ -58,9 +58,7 @@ package final class DeadlineWatch: Sendable {
 
     private func schedule(_ wake: ContinuousClock.Instant) {
         let delay = max(.zero, ContinuousClock.now.duration(to: wake))
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expireDue() }
+        queue.asyncAfter(deadline: .now() + delay.timeInterval) { self.expireDue() }
     }
 
     /// Expires what is due (outside the lock) and asks for the next wake when no earlier one
@@ -78,5 +76,13 @@ package final class DeadlineWatch: Sendable {
         }
         for entry in due { entry.expire() }
         if let next { schedule(next) }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as dispatch's deadlines take it.
+    var timeInterval: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

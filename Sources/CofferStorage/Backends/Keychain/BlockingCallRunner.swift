@@ -182,10 +182,3 @@ struct SecretCallError: Error {
         return .failed(domain: domain, code: code, message: message)
     }
 }
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-}
