@@ -43,8 +43,7 @@ extension LoginCommand {
     /// no $BROWSER) and the provider offers it.
     private func useDevice(_ sessions: OidcSessions, _ settings: OidcSessionSettings) async throws -> Bool {
         if device { return true }
-        let environment = ProcessInfo.processInfo.environment
-        let graphical = ["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"].contains { !(environment[$0] ?? "").isEmpty }
+        let graphical = ["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"].contains { !(ProcessEnvironment.value($0) ?? "").isEmpty }
         guard !graphical, !noBrowser else { return false }
         let config = try sessions.config(name, settings: settings)
         try await config.oidcInitialize()

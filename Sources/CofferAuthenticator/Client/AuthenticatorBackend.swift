@@ -47,12 +47,12 @@ public enum AuthenticatorBackend: String, CaseIterable, Sendable {
         }
     }
 
-    /// The backend in effect: `explicit`, else `COFFER_BACKEND` in `environment`, else the one
-    /// recorded in `directory`, else ``sqlite``.
-    public static func chosen(explicit: AuthenticatorBackend?, environment: [String: String] = ProcessInfo.processInfo.environment,
+    /// The backend in effect: `explicit`, else `COFFER_BACKEND` in `environment` (this process's
+    /// when nil), else the one recorded in `directory`, else ``sqlite``.
+    public static func chosen(explicit: AuthenticatorBackend?, environment: [String: String]? = nil,
                               directory: URL) throws -> AuthenticatorBackend {
         if let explicit { return explicit }
-        if let variable = environment["COFFER_BACKEND"], !variable.isEmpty {
+        if let variable = environment.map({ $0["COFFER_BACKEND"] }) ?? ProcessEnvironment.value("COFFER_BACKEND"), !variable.isEmpty {
             guard let backend = AuthenticatorBackend(rawValue: variable) else { throw SelectionError.unknownInEnvironment(variable) }
             return backend
         }

@@ -1,4 +1,5 @@
 import Foundation
+import CofferStorage
 
 /// How a sign-in page is opened: the user's browser as Linux desktops name it.
 ///
@@ -19,8 +20,7 @@ public struct BrowserLauncher: Sendable {
 
     /// `$BROWSER`, then `xdg-open`.
     public static let system = BrowserLauncher { url in
-        let environment = ProcessInfo.processInfo.environment
-        let browsers = (environment["BROWSER"] ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
+        let browsers = (ProcessEnvironment.value("BROWSER") ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
         for command in browsers + ["xdg-open"] where start(command, url: url) { return true }
         return false
     }

@@ -1,4 +1,5 @@
 import Foundation
+import CofferStorage
 import PostgresNIO
 
 /// A PostgreSQL connection string in libpq's URL form, as `COFFER_DATABASE_URL` takes it:
@@ -73,7 +74,7 @@ public struct PostgresConnectionURL: Sendable, Equatable, CustomStringConvertibl
             parameters[item.name] = item.value ?? ""
         }
         requiredPeer = parameters["requirepeer"]
-        user = parameters["user"] ?? components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        user = parameters["user"] ?? components.user ?? ProcessEnvironment.value("USER") ?? "postgres"
         password = parameters["password"] ?? components.password
         let hostText = parameters["host"] ?? components.host.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding }
         if let hostText, hostText.hasPrefix("/") {

@@ -60,7 +60,7 @@ public struct KeyEncryptionKey: Sendable {
     /// with `systemd-creds encrypt`), so the key is on disk only encrypted (by the TPM, the host
     /// key or both) and in the clear only in the service's own memory-backed credentials folder.
     public static func fromCredential(named name: String) throws -> KeyEncryptionKey {
-        guard let folder = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], folder.hasPrefix("/") else {
+        guard let folder = ProcessEnvironment.value("CREDENTIALS_DIRECTORY"), folder.hasPrefix("/") else {
             throw PostgresStorageError.invalidConfiguration("CREDENTIALS_DIRECTORY is not set: the credential '\(name)' is given to a "
                 + "systemd service by LoadCredentialEncrypted=\(name):… in its unit; outside such a service use a key file")
         }

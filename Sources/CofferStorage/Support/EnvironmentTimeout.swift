@@ -12,6 +12,6 @@ package enum EnvironmentTimeout {
 
     /// The timeout the environment variable `name` asks for, or `fallback`.
     package static func named(_ name: String, fallback: Duration = .seconds(10)) -> Duration {
-        parse(ProcessInfo.processInfo.environment[name], fallback: fallback)
+        parse(ProcessEnvironment.value(name), fallback: fallback)
     }
 }

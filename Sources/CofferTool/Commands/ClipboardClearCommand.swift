@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferStorage
 import Foundation
 
 /// `coffer clipboard-clear`: started detached by `code --copy`; not for people (hidden).
@@ -13,7 +14,7 @@ struct ClipboardClearCommand: ParsableCommand {
 
     func run() throws {
         guard let tool = Clipboard.Tool(rawValue: tool),
-              let digest = ProcessInfo.processInfo.environment["COFFER_CLIPBOARD_DIGEST"] else { throw ExitCode.failure }
+              let digest = ProcessEnvironment.value("COFFER_CLIPBOARD_DIGEST") else { throw ExitCode.failure }
         sleep(UInt32(max(1, min(after, 3600))))
         try Clipboard.clear(tool, ifDigest: digest)
     }

@@ -10,7 +10,7 @@ extension DoctorCommand {
     /// URL, the key-encryption key, the connection, the schema version, the key ring, and every
     /// record of the owner read and opened.
     func checkPostgres(_ report: (Outcome, String, String) -> Void) {
-        guard let text = ProcessInfo.processInfo.environment["COFFER_DATABASE_URL"], !text.isEmpty else {
+        guard let text = ProcessEnvironment.value("COFFER_DATABASE_URL"), !text.isEmpty else {
             report(.note, "postgres", "not configured (set COFFER_DATABASE_URL to use --backend postgres)")
             return
         }

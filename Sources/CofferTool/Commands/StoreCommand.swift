@@ -247,7 +247,7 @@ struct StoreBackendOption: ParsableArguments {
 
     func backend() throws -> StoreBackend {
         if let explicit { return explicit }
-        guard let variable = ProcessInfo.processInfo.environment["COFFER_STORE_BACKEND"], !variable.isEmpty else { return .file }
+        guard let variable = ProcessEnvironment.value("COFFER_STORE_BACKEND"), !variable.isEmpty else { return .file }
         guard let backend = StoreBackend(rawValue: variable) else {
             throw CommandFailure.usage("COFFER_STORE_BACKEND is '\(variable)'; it must be file or keychain")
         }

@@ -37,15 +37,14 @@ enum Clipboard {
 
     /// How long a copied code stays, in seconds (`COFFER_CLIPBOARD_CLEAR_SECONDS`, default 30).
     static var clearAfter: Int {
-        ProcessInfo.processInfo.environment["COFFER_CLIPBOARD_CLEAR_SECONDS"].flatMap(Int.init).map { max(1, $0) } ?? 30
+        ProcessEnvironment.value("COFFER_CLIPBOARD_CLEAR_SECONDS").flatMap(Int.init).map { max(1, $0) } ?? 30
     }
 
     /// The tool this session can use: Wayland's when `WAYLAND_DISPLAY` is set and `wl-copy` is
     /// installed, X11's when `DISPLAY` is set, else OSC 52 when there is a terminal.
     static func available() -> Tool? {
-        let environment = ProcessInfo.processInfo.environment
-        if environment["WAYLAND_DISPLAY"]?.isEmpty == false, Subprocess.find("wl-copy") != nil { return .wlCopy }
-        if environment["DISPLAY"]?.isEmpty == false {
+        if ProcessEnvironment.value("WAYLAND_DISPLAY")?.isEmpty == false, Subprocess.find("wl-copy") != nil { return .wlCopy }
+        if ProcessEnvironment.value("DISPLAY")?.isEmpty == false {
             if Subprocess.find("xclip") != nil { return .xclip }
             if Subprocess.find("xsel") != nil { return .xsel }
         }

@@ -18,8 +18,8 @@ enum KeyPassphrase {
         let passphrase = try read(prompt: "New passphrase for the accounts' key: ", file: file,
                                   needed: "a passphrase for the key is needed")
         guard !passphrase.isEmpty else { throw CommandFailure("the passphrase is empty; nothing was moved") }
-        if file == nil, ProcessInfo.processInfo.environment["COFFER_KEY_PASSWORD_FILE"] == nil,
-           ProcessInfo.processInfo.environment["COFFER_KEY_PASSWORD"] == nil,
+        if file == nil, ProcessEnvironment.value("COFFER_KEY_PASSWORD_FILE") == nil,
+           ProcessEnvironment.value("COFFER_KEY_PASSWORD") == nil,
            try HiddenPrompt.read("Repeat the passphrase: ") != passphrase {
             throw CommandFailure("the passphrases differ; nothing was moved")
         }
@@ -51,11 +51,11 @@ enum KeyPassphrase {
     }
 
     private static func read(prompt: String, file: String?, needed: String, environment useEnvironment: Bool = true) throws -> String {
-        let environment = useEnvironment ? ProcessInfo.processInfo.environment : [:]
-        if let path = file ?? environment["COFFER_KEY_PASSWORD_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        let environment = { (name: String) in useEnvironment ? ProcessEnvironment.value(name) : nil }
+        if let path = file ?? environment("COFFER_KEY_PASSWORD_FILE").flatMap({ $0.isEmpty ? nil : $0 }) {
             return try SecretFile.firstLine(of: path, what: "passphrase file")
         }
-        if let value = environment["COFFER_KEY_PASSWORD"] { return value }
+        if let value = environment("COFFER_KEY_PASSWORD") { return value }
         guard isatty(STDIN_FILENO) == 1 else {
             throw CommandFailure("\(needed): run this at a terminal, or point COFFER_KEY_PASSWORD_FILE at a 0600 file that holds it")
         }

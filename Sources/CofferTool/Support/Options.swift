@@ -19,7 +19,7 @@ package struct DataOptions: ParsableArguments {
     /// The data directory in effect.
     package var directory: URL {
         if let dataDirectory { return URL(fileURLWithPath: dataDirectory, isDirectory: true) }
-        if let home = ProcessInfo.processInfo.environment["COFFER_HOME"], !home.isEmpty {
+        if let home = ProcessEnvironment.value("COFFER_HOME"), !home.isEmpty {
             return URL(fileURLWithPath: home, isDirectory: true)
         }
         return DataDirectory.default
@@ -32,7 +32,7 @@ package struct DataOptions: ParsableArguments {
 /// (errors are one line on stderr). Set the variable to see them.
 enum LogLevelOption {
     static func fromEnvironment() -> Logger.Level {
-        ProcessInfo.processInfo.environment["COFFER_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        ProcessEnvironment.value("COFFER_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .critical
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferStorage
 import Foundation
 
 /// Where a vault password comes from: `--password-file`, else `COFFER_PASSWORD`, else a prompt
@@ -28,7 +29,7 @@ struct PasswordOptions: ParsableArguments {
             // splitting on "\n" would keep it whole; split on any line break.
             return String(text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
         }
-        if let variable = ProcessInfo.processInfo.environment["COFFER_PASSWORD"] { return variable }
+        if let variable = ProcessEnvironment.value("COFFER_PASSWORD") { return variable }
         guard isatty(STDIN_FILENO) == 1 else {
             throw CommandFailure("a password is needed: give --password-file or set COFFER_PASSWORD (there is no terminal to ask on)")
         }

@@ -19,11 +19,9 @@ import Logging
 ///   opens nothing of another's, and with row-level security (a database role per person, peer
 ///   authentication) the database shows a role only its own rows.
 enum PostgresBackend {
-    static var environment: [String: String] { ProcessInfo.processInfo.environment }
-
     /// The database URL, or an error saying how to give it.
     static func url() throws -> PostgresConnectionURL {
-        guard let text = environment["COFFER_DATABASE_URL"], !text.isEmpty else {
+        guard let text = ProcessEnvironment.value("COFFER_DATABASE_URL"), !text.isEmpty else {
             throw CommandFailure("the postgres backend needs COFFER_DATABASE_URL, for example "
                 + "postgresql://coffer@/coffer?host=/run/postgresql (a Unix socket)")
         }
@@ -37,7 +35,7 @@ enum PostgresBackend {
 
     /// Where the key-encryption key is, in words.
     static func kekLocation(in directory: URL) -> String {
-        let setting = environment["COFFER_DATABASE_KEK"] ?? ""
+        let setting = ProcessEnvironment.value("COFFER_DATABASE_KEK") ?? ""
         if setting == "keyring" { return "the OS keyring (alias org.coffer.postgres.kek)" }
         if setting.hasPrefix("credential:") { return "the systemd credential \(setting.dropFirst("credential:".count))" }
         if setting.hasPrefix("tpm:") { return "the TPM-sealed file \(setting.dropFirst("tpm:".count))" }
@@ -46,7 +44,7 @@ enum PostgresBackend {
 
     /// The key-encryption key, from `COFFER_DATABASE_KEK` or the default file.
     static func kek(in directory: URL) throws -> KeyEncryptionKey {
-        let setting = environment["COFFER_DATABASE_KEK"] ?? ""
+        let setting = ProcessEnvironment.value("COFFER_DATABASE_KEK") ?? ""
         if setting == "keyring" { return try SyncBridge.run { try await KeyEncryptionKey.fromKeyring() } }
         if setting.hasPrefix("credential:") { return try KeyEncryptionKey.fromCredential(named: String(setting.dropFirst("credential:".count))) }
         if setting.hasPrefix("tpm:") {
@@ -59,7 +57,7 @@ enum PostgresBackend {
 
     /// Whose accounts: `COFFER_OWNER`, else the login name.
     static func owner() -> String {
-        if let owner = environment["COFFER_OWNER"], !owner.isEmpty { return owner }
+        if let owner = ProcessEnvironment.value("COFFER_OWNER"), !owner.isEmpty { return owner }
         if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
         return "uid-\(geteuid())"
     }

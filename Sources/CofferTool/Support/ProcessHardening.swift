@@ -1,4 +1,5 @@
 import CProcessHardening
+import CofferStorage
 import Foundation
 
 /// What the tool does to its own process before anything else, since it holds secrets in
@@ -21,8 +22,7 @@ enum ProcessHardening {
     static let droppedVariable = "COFFER_DROPPED_LIBRARY_PATH"
 
     static func start() {
-        let environment = ProcessInfo.processInfo.environment
-        if let search = environment["LD_LIBRARY_PATH"] {
+        if let search = ProcessEnvironment.value("LD_LIBRARY_PATH") {
             let kept = TrustedSearchPath.entries(of: search).joined(separator: ":")
             if kept != search {
                 if kept.isEmpty { unsetenv("LD_LIBRARY_PATH") } else { setenv("LD_LIBRARY_PATH", kept, 1) }

@@ -1,4 +1,5 @@
 import Foundation
+import CofferStorage
 
 /// Runs the helper programs the tool uses (clipboard tools), and starts itself detached.
 enum Subprocess {
@@ -6,7 +7,7 @@ enum Subprocess {
     /// working directory, a relative entry or a directory others can write to), owned by root
     /// or you and writable by no one else; or `nil`.
     static func find(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let path = ProcessEnvironment.value("PATH") ?? "/usr/bin:/bin"
         return TrustedSearchPath.entries(of: path).map { "\($0)/\(name)" }.first(where: TrustedSearchPath.isTrustedExecutable)
     }
 

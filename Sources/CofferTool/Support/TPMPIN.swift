@@ -14,7 +14,7 @@ enum TPMPIN {
     static func choose() throws -> String {
         let pin = try read(prompt: "New TPM PIN: ", needed: "a new TPM PIN is needed")
         guard !pin.isEmpty else { throw CommandFailure("the PIN is empty; nothing was moved") }
-        if ProcessInfo.processInfo.environment["COFFER_TPM_PIN_FILE"] == nil,
+        if ProcessEnvironment.value("COFFER_TPM_PIN_FILE") == nil,
            try HiddenPrompt.read("Repeat the TPM PIN: ") != pin {
             throw CommandFailure("the PINs differ; nothing was moved")
         }
@@ -39,7 +39,7 @@ enum TPMPIN {
     }
 
     private static func read(prompt: String, needed: String) throws -> String {
-        if let path = ProcessInfo.processInfo.environment["COFFER_TPM_PIN_FILE"], !path.isEmpty {
+        if let path = ProcessEnvironment.value("COFFER_TPM_PIN_FILE"), !path.isEmpty {
             return try SecretFile.firstLine(of: path, what: "TPM PIN file")
         }
         guard isatty(STDIN_FILENO) == 1 else {

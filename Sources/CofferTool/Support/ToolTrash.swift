@@ -9,7 +9,7 @@ enum ToolTrash {
     /// command that put it there), else 30 days.
     static var keepDays: Int {
         get throws {
-            guard let text = ProcessInfo.processInfo.environment["COFFER_TRASH_DAYS"] else { return 30 }
+            guard let text = ProcessEnvironment.value("COFFER_TRASH_DAYS") else { return 30 }
             guard let days = Int(text), (0...365).contains(days) else {
                 throw CommandFailure.usage("COFFER_TRASH_DAYS is '\(text.prefix(20))'; it must be a number of days from 0 to 365")
             }

@@ -195,7 +195,7 @@ struct MissingKeyAttackTests {
     func nothingLeftToStrand() async throws {
         let shared = SharedAlias()
         defer { shared.directory.remove() }
-        let (directory, keys, storage) = (shared.directory, shared.keys, shared.storage)
+        let (keys, storage) = (shared.keys, shared.storage)
         try await storage("tokens").save(item: Secret(value: "lost"))
         try FileManager.default.removeItem(at: keys.appendingPathComponent("k.key"))
         await #expect(throws: StorageError.self) { try await storage("cookies").save(item: Secret(value: "x")) }

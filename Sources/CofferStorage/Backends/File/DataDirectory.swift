@@ -5,11 +5,10 @@ public enum DataDirectory {
     /// `$XDG_DATA_HOME/coffer` when `XDG_DATA_HOME` is set to an absolute path, else
     /// `~/.local/share/coffer` (the XDG Base Directory default).
     public static var `default`: URL {
-        let environment = ProcessInfo.processInfo.environment
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+        if let xdg = ProcessEnvironment.value("XDG_DATA_HOME"), xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("coffer", isDirectory: true)
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = ProcessEnvironment.value("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return URL(fileURLWithPath: home, isDirectory: true)
             .appendingPathComponent(".local/share/coffer", isDirectory: true)
     }

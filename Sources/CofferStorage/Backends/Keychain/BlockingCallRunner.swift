@@ -172,7 +172,7 @@ struct SecretCallError: Error {
                 + "(gnome-keyring-daemon --start --components=secrets, or KeePassXC with Secret Service "
                 + "integration) or use the file backend")
         }
-        if ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil,
+        if ProcessEnvironment.value("DBUS_SESSION_BUS_ADDRESS") == nil,
            message.contains("D-Bus") || message.contains("dbus") || message.contains("autolaunch") || message.contains("bus") {
             return .unavailable(reason: "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set); run "
                 + "inside a desktop session or under dbus-run-session, or use the file backend on a headless server")

@@ -271,7 +271,7 @@ enum KeyringAdvice {
     static func unreachable(_ keyring: KeychainError) -> String {
         let elsewhere = "Run coffer in your desktop session, or run `coffer key move --to file` there once to use the accounts from anywhere"
         switch keyring {
-        case .unavailable where ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil:
+        case .unavailable where ProcessEnvironment.value("DBUS_SESSION_BUS_ADDRESS") == nil:
             return "\(elsewhere): their key is in the OS keyring, and this session has no D-Bus session bus (over SSH, under cron, in a container)."
         case .unavailable:
             return "\(elsewhere): their key is in the OS keyring, and no keyring answers on this session's bus."

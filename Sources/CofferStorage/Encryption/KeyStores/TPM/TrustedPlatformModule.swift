@@ -35,7 +35,7 @@ public struct TrustedPlatformModule: Sendable {
 
     /// The TPM named by `COFFER_TPM_TCTI`, or tpm2-tss's own choice when it is not set.
     public static func fromEnvironment(timeout: Duration = .seconds(5)) -> TrustedPlatformModule {
-        TrustedPlatformModule(tcti: ProcessInfo.processInfo.environment["COFFER_TPM_TCTI"], timeout: timeout)
+        TrustedPlatformModule(tcti: ProcessEnvironment.value("COFFER_TPM_TCTI"), timeout: timeout)
     }
 
     /// Where this TPM is, for messages.
