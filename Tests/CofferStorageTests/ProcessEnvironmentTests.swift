@@ -17,3 +17,10 @@ import Testing
         #expect(ProcessEnvironment.value(name) == nil)
     }
 }
+
+@Suite struct ProcessEnvironmentValuesTests {
+    @Test func everyValueOfANameInOrder() {
+        #expect(ProcessEnvironment.values("PATH") == [ProcessInfo.processInfo.environment["PATH"]].compactMap { $0 })
+        #expect(ProcessEnvironment.values("COFFER_TEST_UNSET_\(UUID().uuidString.replacingOccurrences(of: "-", with: "_"))").isEmpty)
+    }
+}

@@ -7,9 +7,15 @@ import Foundation
 /// them checked as ``FileTrust/checkPath(_:)`` checks. An empty or relative entry (the working
 /// directory, whatever it is when the tool runs) never qualifies.
 enum TrustedSearchPath {
-    /// The trusted entries of a colon-separated search path, in their order.
+    /// The trusted entries of a colon-separated search path (`PATH`), in their order.
     static func entries(of search: String) -> [String] {
         search.split(separator: ":", omittingEmptySubsequences: false).map(String.init).filter(isTrustedDirectory)
+    }
+
+    /// The entries of `LD_LIBRARY_PATH` as the loader reads them: separated by a colon or a
+    /// semicolon (glibc's ld.so takes both), empty ones kept.
+    static func libraryEntries(of search: String) -> [String] {
+        search.split(omittingEmptySubsequences: false, whereSeparator: { $0 == ":" || $0 == ";" }).map(String.init)
     }
 
     /// Whether `path` is a trusted directory (see the type).
