@@ -45,15 +45,13 @@ package enum ProcessEnvironment {
         return found
     }
 
-    /// Leaves one value for every name the environment gives more than once: the last. Returns
-    /// those names. Call it before any thread starts (it changes the C library's environment).
+    /// Leaves one value for every name the environment gives more than once: the last. Call it
+    /// before any thread starts (it changes the C library's environment).
     ///
     /// It walks the C library's table itself, with no collection of its own: a dictionary of
     /// byte arrays cost a start 1.2 million instructions, most of them the runtime's first look
     /// for the conformances of a type no other code used.
-    @discardableResult
-    package static func collapseRepeatedNames() -> [String] {
-        var collapsed: [String] = []
+    package static func collapseRepeatedNames() {
         var index = 0
         while let entries = table, let entry = entries[index] {
             guard let equals = strchr(entry, Int32(UInt8(ascii: "="))), equals != entry else { index += 1; continue }
@@ -72,10 +70,8 @@ package enum ProcessEnvironment {
             unsetenv(name)
             setenv(name, value, 1)
             free(value)
-            collapsed.append(String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
             index = 0
         }
-        return collapsed
     }
 
     /// The C library's table of `NAME=value` entries, ended by a null; nil only after

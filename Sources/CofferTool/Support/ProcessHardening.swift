@@ -31,8 +31,9 @@ enum ProcessHardening {
         let searches = ProcessEnvironment.values("LD_LIBRARY_PATH")
         ProcessEnvironment.collapseRepeatedNames()
         if let search = searches.last {
-            let kept = TrustedSearchPath.libraryEntries(of: search).filter(TrustedSearchPath.isTrustedDirectory).joined(separator: ":")
+            // Each entry of every value judged once; the loader's value keeps the others.
             let untrusted = searches.flatMap(TrustedSearchPath.libraryEntries).filter { !TrustedSearchPath.isTrustedDirectory($0) }
+            let kept = TrustedSearchPath.libraryEntries(of: search).filter { !untrusted.contains($0) }.joined(separator: ":")
             if kept != search || !untrusted.isEmpty {
                 if kept.isEmpty { unsetenv("LD_LIBRARY_PATH") } else { setenv("LD_LIBRARY_PATH", kept, 1) }
                 // The loader read the old value at start: begin again with the cleaned one, by the
